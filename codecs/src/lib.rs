@@ -1,0 +1,17 @@
+//! SOIF and RDM codecs.
+//!
+//! SOIF, the Summary Object Interchange Format (RFC 2655, Harvest), is a stream of objects:
+//!
+//! ```text
+//! @FILE { http://example.com/
+//! Title{7}:	Example
+//! }
+//! ```
+//!
+//! This crate decodes such streams incrementally and in bounded memory, encodes them back
+//! canonically, and parses the Resource Description Messages objects (W3C NOTE-rdm-960724)
+//! into typed structs.
+
+pub mod record;
+
+pub use record::{Action, Attribute, Position, Record, Repair, Value};

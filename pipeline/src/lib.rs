@@ -1,0 +1,14 @@
+//! The soif engine: source → SOIF decoder → transforms → sinks.
+//!
+//! This crate holds the traits every part implements ([`Transform`], [`Sink`]), the
+//! transforms themselves (one module each under [`transforms`]) and the engine that joins
+//! the stages with bounded channels.
+
+pub mod error;
+pub mod sink;
+pub mod transform;
+pub mod transforms;
+
+pub use error::Error;
+pub use sink::{Sink, SinkError};
+pub use transform::{Collect, Emit, Transform};

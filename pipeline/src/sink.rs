@@ -1,0 +1,36 @@
+//! The [`Sink`] trait: where records end up (a file, a database, a catalog server).
+//!
+//! Sinks are synchronous: the engine runs each on its own blocking thread behind a
+//! bounded channel, so a slow sink applies backpressure instead of growing a queue.
+
+use crate::Error;
+use soif_codecs::Record;
+
+/// Why a sink did not take one record.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// This record cannot be written (e.g. a value the format cannot hold); the engine
+    /// applies `--on-error` to it and goes on.
+    #[error("{0}")]
+    Rejected(String),
+    /// The sink cannot go on (disk full, server refused): the run fails.
+    #[error(transparent)]
+    Fatal(#[from] Error),
+}
+
+/// A destination for records.
+pub trait Sink: Send {
+    /// The format name (`jsonl`, `sqlite`, …), for messages.
+    fn name(&self) -> &str;
+
+    /// Writes one record.
+    fn write(&mut self, record: &Record) -> Result<(), SinkError>;
+
+    /// Flushes and closes; called once after the last record.
+    fn finish(&mut self) -> Result<(), Error>;
+
+    /// Warnings so far (values repaired or replaced to fit the format).
+    fn warnings(&self) -> u64 {
+        0
+    }
+}

@@ -1,0 +1,1 @@
+//! The transforms, one module each, built from `-t NAME[:ARGS]` specs.

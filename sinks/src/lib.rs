@@ -1,0 +1,117 @@
+//! soif sinks: where records go. One module per format.
+//!
+//! | format   | module      | writes |
+//! |----------|-------------|--------|
+//! | `jsonl`  | [`jsonl`]   | one JSON object per record |
+//! | `soif`   | [`soif`]    | canonical SOIF |
+//! | `csv`    | [`csv`]     | RFC 4180 CSV |
+//! | `rdfxml` | [`rdfxml`]  | Simple Dublin Core in RDF/XML |
+//! | `sqlite` | [`sqlite`]  | a table per template |
+//! | `rdm`    | [`rdm`]     | RDM `rd-response` POSTs to a catalog server |
+//! | `null`   | [`null`]    | nothing (parse and count) |
+//!
+//! [`build`] turns [`SinkOptions`] (filled from the command line or a pipeline file) into
+//! a boxed [`Sink`].
+
+use soif_pipeline::{Error, Sink};
+use std::path::PathBuf;
+
+/// The output formats (`--to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Soif,
+    Csv,
+    Rdfxml,
+    Sqlite,
+    Rdm,
+    Null,
+}
+
+impl Format {
+    pub const ALL: [&'static str; 7] = ["jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "null"];
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "jsonl" | "json" | "ndjson" => Format::Jsonl,
+            "soif" => Format::Soif,
+            "csv" => Format::Csv,
+            "rdfxml" | "rdf" => Format::Rdfxml,
+            "sqlite" => Format::Sqlite,
+            "rdm" => Format::Rdm,
+            "null" => Format::Null,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Soif => "soif",
+            Format::Csv => "csv",
+            Format::Rdfxml => "rdfxml",
+            Format::Sqlite => "sqlite",
+            Format::Rdm => "rdm",
+            Format::Null => "null",
+        }
+    }
+}
+
+/// How to turn values that are not UTF-8 into text where a format needs text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Charset {
+    /// Values must be UTF-8; others are written as `{"base64": …}` (JSON), BLOBs (SQLite)
+    /// or replaced with a warning (XML, CSV).
+    #[default]
+    Utf8,
+    /// Values that are not UTF-8 are read as ISO 8859-1 (1990s Harvest data).
+    Latin1,
+}
+
+/// Everything a sink may need, filled from the command line or a pipeline file.
+#[derive(Debug, Clone)]
+pub struct SinkOptions {
+    pub format: Format,
+    /// A path, `-`/`None` for stdout, or (for `rdm`) a catalog URL.
+    pub output: Option<String>,
+    /// CSV columns (`--columns`), otherwise found by a first pass or from a schema.
+    pub columns: Option<Vec<String>>,
+    /// CSV list separator (`--list-separator`, default `|`).
+    pub list_separator: String,
+    pub charset: Charset,
+    /// RDF/XML: add qualified DCMI terms (`--dcterms`).
+    pub dcterms: bool,
+    /// SQLite rows per transaction, RDM records per POST (`--batch-size`).
+    pub batch_size: usize,
+    /// An RDM `@SCHEMA` file: CSV columns, SQLite column types and names.
+    pub schema: Option<PathBuf>,
+    /// Bearer token for the `rdm` sink (`--token` or `SOIF_TOKEN`).
+    pub token: Option<String>,
+    /// The inputs of this run, as given (recorded in SQLite's `soif_runs`).
+    pub inputs: Vec<String>,
+}
+
+impl SinkOptions {
+    pub fn new(format: Format) -> SinkOptions {
+        SinkOptions {
+            format,
+            output: None,
+            columns: None,
+            list_separator: "|".to_string(),
+            charset: Charset::Utf8,
+            dcterms: false,
+            batch_size: 1000,
+            schema: None,
+            token: None,
+            inputs: Vec::new(),
+        }
+    }
+}
+
+/// Builds the sink for these options.
+pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
+    Err(Error::Config(format!(
+        "output format `{}` is not available in this build",
+        opts.format.as_str()
+    )))
+}
