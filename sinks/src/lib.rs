@@ -13,6 +13,10 @@
 //! [`build`] turns [`SinkOptions`] (filled from the command line or a pipeline file) into
 //! a boxed [`Sink`].
 
+pub mod csv;
+pub mod schema_columns;
+pub mod value_text;
+
 use soif_pipeline::{Error, Sink};
 use std::path::PathBuf;
 
@@ -110,8 +114,20 @@ impl SinkOptions {
 
 /// Builds the sink for these options.
 pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
-    Err(Error::Config(format!(
-        "output format `{}` is not available in this build",
-        opts.format.as_str()
-    )))
+    match opts.format {
+        Format::Csv => {
+            let columns = opts.columns.clone();
+            let out = value_text::open_output(opts.output.as_deref())?;
+            Ok(Box::new(csv::CsvSink::new(
+                out,
+                columns,
+                &opts.list_separator,
+                opts.charset,
+            )))
+        }
+        _ => Err(Error::Config(format!(
+            "output format `{}` is not available in this build",
+            opts.format.as_str()
+        ))),
+    }
 }
