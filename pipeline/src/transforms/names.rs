@@ -1,0 +1,125 @@
+//! Attribute-name rules shared by the transforms.
+//!
+//! SOIF has one flat namespace, and two conventions put structure into it:
+//!
+//! - a multi-valued attribute is written `Author-1`, `Author-2`, … (RFC 2655 §3.3; the RDM
+//!   note's "Multivalue SOIF"); RFC 2655 §4 matches a query attribute against the part of
+//!   the identifier *before* that hyphen-integer suffix, ignoring case;
+//! - Harvest writes the attributes of an unnested part as `Embed<1>-Type`,
+//!   `Embed<1>-Keywords` (Harvest manual, seed `004_…txt`).
+//!
+//! Only *canonical* suffixes count: a positive integer without leading zeros
+//! (`Author-1`, `Author-12`), so that writing the number back gives the same name.
+//! `Version-01` or `Part-0` are plain names.
+
+/// A numeric suffix larger than this is treated as part of the name; it keeps the
+/// number in a `u64` and out of pathological data's way.
+const MAX_SUFFIX_DIGITS: usize = 18;
+
+/// Parses a canonical positive integer (no sign, no leading zero).
+fn canonical_number(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty()
+        || digits.len() > MAX_SUFFIX_DIGITS
+        || digits[0] == b'0'
+        || !digits.iter().all(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    Some(
+        digits
+            .iter()
+            .fold(0u64, |n, d| n * 10 + u64::from(d - b'0')),
+    )
+}
+
+/// Splits `Author-12` into (`Author`, 12). `None` when the name has no canonical
+/// hyphen-integer suffix or nothing before it.
+pub fn split_suffix(name: &[u8]) -> Option<(&[u8], u64)> {
+    let dash = memchr::memrchr(b'-', name)?;
+    if dash == 0 {
+        return None;
+    }
+    let n = canonical_number(&name[dash + 1..])?;
+    Some((&name[..dash], n))
+}
+
+/// Splits `Embed<1>-Type` into (`Embed`, 1, `Type`). The prefix is everything before the
+/// first `<`; the part number must be canonical and the rest non-empty.
+pub fn split_embed(name: &[u8]) -> Option<(&[u8], u64, &[u8])> {
+    let lt = memchr::memchr(b'<', name)?;
+    if lt == 0 {
+        return None;
+    }
+    let after = &name[lt + 1..];
+    let gt = memchr::memchr(b'>', after)?;
+    let n = canonical_number(&after[..gt])?;
+    let rest = after[gt + 1..].strip_prefix(b"-")?;
+    if rest.is_empty() {
+        return None;
+    }
+    Some((&name[..lt], n, rest))
+}
+
+/// The name without a canonical `-N` suffix (`Author-3` → `Author`).
+pub fn base_name(name: &[u8]) -> &[u8] {
+    split_suffix(name).map_or(name, |(base, _)| base)
+}
+
+/// RFC 2655 §4: does the query attribute `query` match the SOIF identifier `name`?
+///
+/// A case-insensitive comparison with the part of `name` before any hyphen-integer
+/// suffix: `author` matches `author`, `AUTHOR` and `Author-1`. A query that spells out
+/// the suffix (`Author-2`) matches that identifier exactly (ignoring case).
+pub fn attribute_matches(query: &[u8], name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(query) || base_name(name).eq_ignore_ascii_case(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suffixes() {
+        assert_eq!(split_suffix(b"Author-1"), Some((&b"Author"[..], 1)));
+        assert_eq!(
+            split_suffix(b"CONTRIBUTOR-10"),
+            Some((&b"CONTRIBUTOR"[..], 10))
+        );
+        assert_eq!(split_suffix(b"Last-Modified"), None);
+        assert_eq!(split_suffix(b"Version-01"), None);
+        assert_eq!(split_suffix(b"Part-0"), None);
+        assert_eq!(split_suffix(b"-1"), None);
+        assert_eq!(split_suffix(b"Title"), None);
+        assert_eq!(split_suffix(b"X-1234567890123456789"), None);
+    }
+
+    #[test]
+    fn embeds() {
+        assert_eq!(
+            split_embed(b"Embed<1>-Nested-Filename"),
+            Some((&b"Embed"[..], 1, &b"Nested-Filename"[..]))
+        );
+        assert_eq!(
+            split_embed(b"Embed<12>-Type"),
+            Some((&b"Embed"[..], 12, &b"Type"[..]))
+        );
+        assert_eq!(split_embed(b"Embed<0>-Type"), None);
+        assert_eq!(split_embed(b"Embed<1>Type"), None);
+        assert_eq!(split_embed(b"Embed<1>-"), None);
+        assert_eq!(split_embed(b"<1>-Type"), None);
+        assert_eq!(split_embed(b"Weightlist-[IMAGE:Subject]"), None);
+    }
+
+    #[test]
+    fn rfc_2655_section_4_names() {
+        // "a query which asks for a match on the ATTRIBUTE "author" should match the
+        // IDENTIFIERs "author", "Author", "AUTHOR", and "Author-1"."
+        for id in ["author", "Author", "AUTHOR", "Author-1"] {
+            assert!(attribute_matches(b"author", id.as_bytes()), "{id}");
+        }
+        assert!(!attribute_matches(b"author", b"Authors"));
+        assert!(!attribute_matches(b"author", b"Co-Author"));
+        assert!(attribute_matches(b"author-2", b"Author-2"));
+        assert!(!attribute_matches(b"author-2", b"Author-1"));
+    }
+}
