@@ -14,5 +14,6 @@
 
 pub mod rdm;
 pub mod record;
+pub mod soif;
 
 pub use record::{Action, Attribute, Position, Record, Repair, Value};

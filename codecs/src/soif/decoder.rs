@@ -1,0 +1,1059 @@
+//! The incremental SOIF decoder.
+//!
+//! [`SoifDecoder`] is a [`tokio_util::codec::Decoder`]: give it to `FramedRead` over any
+//! `AsyncRead` and it yields one item per object. Its `Item` is
+//! `Result<Record, DecodeError>` rather than `Record`, and its `Error` is only
+//! `std::io::Error`, because `FramedRead` ends the stream after the first `Err`: a bad
+//! record must not end a 4 GB archive conversion. After a bad object the decoder
+//! resynchronises at the next object start and goes on.
+//!
+//! # How it reads
+//!
+//! The grammar (RFC 2655 §3.4) as real data has it:
+//!
+//! ```text
+//! OBJECT    ::= "@" TEMPLATE ws* "{" ws* URL ws ATTRIBUTE* ws* "}"
+//! ATTRIBUTE ::= ws* NAME "{" DIGITS "}" ":" TAB VALUE    -- VALUE is exactly DIGITS bytes
+//! ENVELOPE  ::= "@" ("DELETE" | "REFRESH" | "UPDATE") ws* "{" ws* OBJECT* ws* "}"
+//! ```
+//!
+//! NAME is any run of bytes other than whitespace and `{` (Harvest wrote `Embed<1>-Type`,
+//! CIP hints `Weightlist-[IMAGE:Subject]`), and whitespace between a value and the next
+//! name or `}` is ignored (§3.3).
+//!
+//! # Memory and cost
+//!
+//! The decoder never copies a value: once an object's closing `}` is in the buffer it
+//! splits the object off the read buffer and hands out [`Bytes`] slices of it. While an
+//! object is incomplete it remembers where it stopped (the attribute ranges found so far,
+//! and for a value whose size is known, just the size), so a record split across many
+//! reads is scanned once: a 1 GB value costs one length comparison per read. At most one
+//! object (bounded by `max_record_size`) plus the read buffer is held. A declared size
+//! that would take the object over `max_record_size` is rejected *before* anything is
+//! buffered for it, and its bytes are skipped as they arrive.
+//!
+//! # Lenient mode
+//!
+//! Legacy data was mangled by mail gateways, editors and web pages: tabs became spaces,
+//! CRLF conversion or whitespace collapsing broke byte counts, documents printed `{x}`
+//! instead of a size. With [`DecoderOptions::lenient`] the decoder repairs what it can and
+//! records each repair on the record ([`Record::repairs`]):
+//! - `: ` (or `:` alone, or a bare space) instead of `:<TAB>`, and `NAME:{n}` for `NAME{n}:`;
+//! - a non-numeric size: the value runs to the end of the line, or to the next
+//!   `NAME{…}:` / `}` when the object was flattened onto one line;
+//! - a byte count that does not land on a boundary (whitespace then `NAME{n}` or `}`):
+//!   the nearest boundary is taken, searching back to the value's start and forward
+//!   `256 + n/8` bytes;
+//! - a URL broken by a line wrap (`ftp://host/dir/ file.txt`) is joined.
+//!
+//! ```
+//! use soif_codecs::soif::{decode_all, DecoderOptions};
+//! let input = b"@FILE { http://example.com/\nTitle{7}:\tExample\n}\n";
+//! let records = decode_all(input, DecoderOptions::default());
+//! let record = records[0].as_ref().unwrap();
+//! assert_eq!(record.get_str("Title"), Some("Example"));
+//! ```
+
+use super::error::{DecodeError, ErrorKind};
+use crate::record::{Action, Attribute, Position, Record, Repair, Value};
+use bytes::{Buf, Bytes, BytesMut};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Default `max_record_size`: 64 MiB.
+pub const DEFAULT_MAX_RECORD_SIZE: usize = 64 << 20;
+
+/// Longest template name accepted.
+const MAX_TEMPLATE: usize = 256;
+/// Longest attribute name accepted.
+const MAX_NAME: usize = 4096;
+/// Longest text between `{` and `}` of a size.
+const MAX_SIZE_TEXT: usize = 64;
+/// Longest URL accepted.
+const MAX_URL: usize = 64 * 1024;
+/// How far past a value the lenient boundary check looks: whitespace, a name, a size.
+const LOOKAHEAD: usize = 512;
+
+/// Options for [`SoifDecoder`].
+#[derive(Debug, Clone)]
+pub struct DecoderOptions {
+    /// The largest object accepted, in bytes (default 64 MiB). Larger objects are
+    /// rejected with [`ErrorKind::RecordTooLarge`] and skipped without being buffered.
+    pub max_record_size: usize,
+    /// Repair what legacy data is known to carry (see the module docs).
+    pub lenient: bool,
+    /// The input's name, for error positions.
+    pub input: Option<Arc<str>>,
+}
+
+impl Default for DecoderOptions {
+    fn default() -> Self {
+        DecoderOptions {
+            max_record_size: DEFAULT_MAX_RECORD_SIZE,
+            lenient: false,
+            input: None,
+        }
+    }
+}
+
+impl DecoderOptions {
+    /// Default options with this maximum record size.
+    pub fn with_max_record_size(max_record_size: usize) -> DecoderOptions {
+        DecoderOptions {
+            max_record_size,
+            ..DecoderOptions::default()
+        }
+    }
+
+    /// The same options in lenient mode.
+    pub fn lenient(mut self) -> DecoderOptions {
+        self.lenient = true;
+        self
+    }
+
+    /// The same options naming the input in error positions.
+    pub fn named(mut self, input: impl Into<Arc<str>>) -> DecoderOptions {
+        self.input = Some(input.into());
+        self
+    }
+}
+
+enum State {
+    /// Outside any object: whitespace, an object, an envelope's `}`.
+    Between,
+    /// Inside an object that starts at `src[0]`.
+    Object,
+    /// Discarding the rest of a too-large value as it arrives.
+    Skip { remaining: u64 },
+    /// Looking for the next object start after an error. `err` is emitted, with the
+    /// skipped bytes as its `raw`, once the start is found (it is `None` when the error
+    /// was already emitted). `lost` counts bytes discarded because the region outgrew
+    /// `max_record_size`.
+    Resync {
+        err: Option<DecodeError>,
+        scan_from: usize,
+        lost: u64,
+    },
+}
+
+/// A value whose bytes have not all arrived.
+#[derive(Clone)]
+struct Pending {
+    name: Range<usize>,
+    start: usize,
+    /// `None` for a lenient `{x}`.
+    size: Option<u64>,
+    /// For `{x}`: where the end-of-value scan resumes.
+    scan_from: usize,
+}
+
+/// The object being parsed. Ranges are relative to `src[0]` (the object's `@`), which
+/// does not move until the object is complete.
+#[derive(Default)]
+struct Obj {
+    template: Range<usize>,
+    url: Range<usize>,
+    url_joined: Option<Vec<u8>>,
+    header_done: bool,
+    cursor: usize,
+    attrs: Vec<(Range<usize>, Range<usize>)>,
+    pending: Option<Pending>,
+    repairs: Vec<Repair>,
+    /// Start of the last value, where resynchronisation starts after an error: a value
+    /// whose count ran too long may have swallowed the next object's start.
+    last_value_start: usize,
+}
+
+impl Obj {
+    fn reset(&mut self) {
+        self.template = 0..0;
+        self.url = 0..0;
+        self.url_joined = None;
+        self.header_done = false;
+        self.cursor = 0;
+        self.attrs.clear();
+        self.pending = None;
+        self.repairs = Vec::new();
+        self.last_value_start = 1;
+    }
+}
+
+enum Progress {
+    /// More bytes are needed.
+    NeedMore,
+    /// An object ends at this offset (exclusive).
+    Complete(usize),
+    /// An envelope header (or an empty envelope) ends at this offset.
+    Envelope(usize),
+    /// A bad object: resynchronise from this offset.
+    Error(DecodeError, usize),
+    /// The object is over `max_record_size`; its bytes end `skip_to` bytes from its start.
+    TooLarge(DecodeError, u64),
+}
+
+/// The SOIF decoder. See the module documentation.
+pub struct SoifDecoder {
+    opts: DecoderOptions,
+    state: State,
+    /// Absolute offset of `src[0]` in the input.
+    base: u64,
+    /// Objects finished so far (records and rejected objects).
+    records: u64,
+    envelope: Option<Action>,
+    obj: Obj,
+}
+
+impl Default for SoifDecoder {
+    fn default() -> Self {
+        SoifDecoder::new(DecoderOptions::default())
+    }
+}
+
+impl SoifDecoder {
+    /// A decoder with these options.
+    pub fn new(opts: DecoderOptions) -> SoifDecoder {
+        SoifDecoder {
+            opts,
+            state: State::Between,
+            base: 0,
+            records: 0,
+            envelope: None,
+            obj: Obj::default(),
+        }
+    }
+
+    /// A strict decoder that rejects objects over `max_record_size` bytes.
+    pub fn new_with_max_record_size(max_record_size: usize) -> SoifDecoder {
+        SoifDecoder::new(DecoderOptions::with_max_record_size(max_record_size))
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &DecoderOptions {
+        &self.opts
+    }
+
+    /// Bytes consumed so far (the absolute offset of the next unread byte of the buffer).
+    pub fn offset(&self) -> u64 {
+        self.base
+    }
+
+    /// Objects finished so far, good and bad.
+    pub fn objects(&self) -> u64 {
+        self.records
+    }
+
+    fn advance(&mut self, src: &mut BytesMut, n: usize) {
+        src.advance(n);
+        self.base += n as u64;
+    }
+
+    fn decode_inner(
+        &mut self,
+        src: &mut BytesMut,
+        eof: bool,
+    ) -> Option<Result<Record, DecodeError>> {
+        loop {
+            match &mut self.state {
+                State::Between => {
+                    let n = src.iter().position(|b| !is_ws(*b)).unwrap_or(src.len());
+                    self.advance(src, n);
+                    if src.is_empty() {
+                        return None;
+                    }
+                    match src[0] {
+                        b'@' => {
+                            self.obj.reset();
+                            self.state = State::Object;
+                        }
+                        b'}' if self.envelope.is_some() => {
+                            self.advance(src, 1);
+                            self.envelope = None;
+                        }
+                        _ => {
+                            let err = DecodeError::new(
+                                ErrorKind::Garbage { len: 0 },
+                                Position::new(self.base, self.records + 1)
+                                    .with_input(self.opts.input.clone()),
+                            );
+                            self.state = State::Resync {
+                                err: Some(err),
+                                scan_from: 0,
+                                lost: 0,
+                            };
+                        }
+                    }
+                }
+                State::Object => match self.parse_object(src, eof) {
+                    Progress::NeedMore => {
+                        if src.len() > self.opts.max_record_size.saturating_add(LOOKAHEAD) {
+                            let name = self.current_name(src);
+                            let err = DecodeError::new(
+                                ErrorKind::RecordTooLarge {
+                                    name,
+                                    declared: src.len() as u64,
+                                    max: self.opts.max_record_size,
+                                },
+                                self.position_in(src, 0),
+                            );
+                            self.records += 1;
+                            let from = self.obj.cursor.max(1);
+                            self.state = State::Resync {
+                                err: None,
+                                scan_from: from,
+                                lost: 0,
+                            };
+                            return Some(Err(err));
+                        }
+                        return None;
+                    }
+                    Progress::Complete(end) => {
+                        let record = self.take_record(src, end);
+                        self.state = State::Between;
+                        return Some(Ok(record));
+                    }
+                    Progress::Envelope(end) => {
+                        self.advance(src, end);
+                        self.state = State::Between;
+                    }
+                    Progress::Error(err, from) => {
+                        self.records += 1;
+                        self.state = State::Resync {
+                            err: Some(err),
+                            scan_from: from.max(1),
+                            lost: 0,
+                        };
+                    }
+                    Progress::TooLarge(err, skip_to) => {
+                        self.records += 1;
+                        let have = src.len() as u64;
+                        let take = have.min(skip_to) as usize;
+                        self.advance(src, take);
+                        self.state = State::Skip {
+                            remaining: skip_to - take as u64,
+                        };
+                        return Some(Err(err));
+                    }
+                },
+                State::Skip { remaining } => {
+                    let n = (*remaining).min(src.len() as u64);
+                    *remaining -= n;
+                    let done = *remaining == 0;
+                    self.advance(src, n as usize);
+                    if !done {
+                        return None;
+                    }
+                    // The rest of the rejected object (attributes after the huge value,
+                    // its `}`) is discarded up to the next object start.
+                    self.state = State::Resync {
+                        err: None,
+                        scan_from: 0,
+                        lost: 0,
+                    };
+                }
+                State::Resync {
+                    err,
+                    scan_from,
+                    lost,
+                } => {
+                    let mut found = None;
+                    let mut from = *scan_from;
+                    while let Some(i) = memchr::memchr(b'@', &src[from.min(src.len())..]) {
+                        let p = from + i;
+                        match is_object_start(src, p, eof, *lost > 0) {
+                            Some(true) => {
+                                found = Some(p);
+                                break;
+                            }
+                            Some(false) => from = p + 1,
+                            None => break,
+                        }
+                    }
+                    let end = match found {
+                        Some(p) => p,
+                        None if eof => src.len(),
+                        None => {
+                            // Keep at most one record's worth of skipped bytes for the
+                            // quarantine; beyond that they are counted, not kept.
+                            if src.len() > self.opts.max_record_size {
+                                let n = src.len();
+                                *lost += n as u64;
+                                *scan_from = 0;
+                                src.advance(n);
+                                self.base += n as u64;
+                            } else {
+                                *scan_from = from.min(src.len());
+                            }
+                            return None;
+                        }
+                    };
+                    let lost = *lost;
+                    let err = err.take();
+                    let raw = src.split_to(end).freeze();
+                    self.base += end as u64;
+                    self.state = State::Between;
+                    if let Some(mut e) = err {
+                        if let ErrorKind::Garbage { len } = e.kind_mut() {
+                            *len = lost + end as u64;
+                        }
+                        if lost == 0 && !raw.is_empty() {
+                            e.set_raw(raw);
+                        }
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The position of `src[rel]` in the object being parsed, with its URL once read.
+    fn position_in(&self, src: &BytesMut, rel: usize) -> Position {
+        let url = match (&self.obj.url_joined, self.obj.header_done) {
+            (Some(u), _) => Some(lossy(u)),
+            (None, true) => src.get(self.obj.url.clone()).map(lossy),
+            (None, false) => None,
+        };
+        Position::new(self.base + rel as u64, self.records + 1)
+            .with_input(self.opts.input.clone())
+            .with_url(url)
+    }
+
+    fn current_name(&self, src: &BytesMut) -> String {
+        let range = self
+            .obj
+            .pending
+            .as_ref()
+            .map(|p| p.name.clone())
+            .or_else(|| self.obj.attrs.last().map(|a| a.0.clone()));
+        match range.and_then(|r| src.get(r)) {
+            Some(n) => String::from_utf8_lossy(n).into_owned(),
+            None => String::new(),
+        }
+    }
+
+    fn take_record(&mut self, src: &mut BytesMut, end: usize) -> Record {
+        let raw = src.split_to(end).freeze();
+        let o = &mut self.obj;
+        let attributes = o
+            .attrs
+            .iter()
+            .map(|(n, v)| Attribute {
+                name: raw.slice(n.clone()),
+                value: Value::Bytes(raw.slice(v.clone())),
+            })
+            .collect();
+        let url = match o.url_joined.take() {
+            Some(u) => Bytes::from(u),
+            None => raw.slice(o.url.clone()),
+        };
+        let repairs = std::mem::take(&mut o.repairs);
+        let record = Record {
+            template: raw.slice(o.template.clone()),
+            url,
+            attributes,
+            action: self.envelope,
+            position: Some(
+                Position::new(self.base, self.records + 1).with_input(self.opts.input.clone()),
+            ),
+            raw: Some(raw),
+            repairs,
+        };
+        self.base += end as u64;
+        self.records += 1;
+        record
+    }
+
+    fn repair(&mut self, rel: usize, message: String) {
+        self.obj.repairs.push(Repair {
+            offset: self.base + rel as u64,
+            message,
+        });
+    }
+
+    fn error(&self, src: &BytesMut, kind: ErrorKind, rel: usize) -> DecodeError {
+        DecodeError::new(kind, self.position_in(src, rel))
+    }
+
+    /// Parses the object at `src[0]` from where it stopped last time.
+    fn parse_object(&mut self, src: &BytesMut, eof: bool) -> Progress {
+        let buf = &src[..];
+        let len = buf.len();
+        if !self.obj.header_done {
+            match self.parse_header(src, eof) {
+                Ok(None) => {}
+                Ok(Some(progress)) => return progress,
+                Err((kind, at)) => return Progress::Error(self.error(src, kind, at), 1),
+            }
+        }
+        let lenient = self.opts.lenient;
+        let max = self.opts.max_record_size;
+        loop {
+            if let Some(p) = self.obj.pending.take() {
+                match self.finish_value(src, p, eof) {
+                    Ok(true) => continue,
+                    Ok(false) => return self.need_more(src, eof),
+                    Err(progress) => return progress,
+                }
+            }
+            let c = skip_ws(buf, self.obj.cursor);
+            self.obj.cursor = c;
+            if c >= len {
+                return self.need_more(src, eof);
+            }
+            if buf[c] == b'}' {
+                return Progress::Complete(c + 1);
+            }
+            // The attribute name: up to `{`.
+            let limit = len.min(c + MAX_NAME + 1);
+            let stop = buf[c..limit]
+                .iter()
+                .position(|&b| b == b'{' || is_ws(b))
+                .map(|i| c + i);
+            let n = match stop {
+                None if limit == len => return self.need_more(src, eof),
+                None => {
+                    return Progress::Error(
+                        self.error(src, ErrorKind::NameTooLong { max: MAX_NAME }, c),
+                        self.obj.last_value_start,
+                    )
+                }
+                Some(n) => n,
+            };
+            if buf[n] != b'{' || n == c {
+                // Whitespace before any `{`: not an attribute.
+                if lenient && self.obj.attrs.is_empty() && n > c {
+                    // `@T { ftp://host/dir/ file.txt\n`: a URL broken by a line wrap.
+                    let mut url = self
+                        .obj
+                        .url_joined
+                        .take()
+                        .unwrap_or_else(|| buf[self.obj.url.clone()].to_vec());
+                    url.extend_from_slice(&buf[c..n]);
+                    self.obj.url_joined = Some(url);
+                    self.repair(
+                        c,
+                        format!(
+                            "URL continued after whitespace: joined `{}`",
+                            lossy(&buf[c..n])
+                        ),
+                    );
+                    self.obj.cursor = n;
+                    continue;
+                }
+                let kind = match self.obj.attrs.last() {
+                    Some((name, value)) => ErrorKind::BadValueSize {
+                        name: lossy(&buf[name.clone()]),
+                        declared: value.len() as u64,
+                    },
+                    None if n == c => ErrorKind::BadHeader {
+                        reason: "expected an attribute name or `}` after the URL".into(),
+                    },
+                    None => ErrorKind::MissingSize {
+                        name: lossy(&buf[c..n]),
+                    },
+                };
+                return Progress::Error(self.error(src, kind, c), self.obj.last_value_start);
+            }
+            let mut name = c..n;
+            if lenient && n - c > 1 && buf[n - 1] == b':' {
+                name = c..n - 1;
+                self.repair(
+                    c,
+                    format!(
+                        "attribute `{}`: `:` before the size moved after it",
+                        lossy(&buf[name.clone()])
+                    ),
+                );
+            }
+            // The size: `{DIGITS}`.
+            let limit = len.min(n + 1 + MAX_SIZE_TEXT);
+            let close = match memchr::memchr(b'}', &buf[n + 1..limit]) {
+                Some(i) => n + 1 + i,
+                None if limit == len && !eof => return Progress::NeedMore,
+                None => {
+                    let kind = ErrorKind::MissingSize {
+                        name: lossy(&buf[name.clone()]),
+                    };
+                    return Progress::Error(self.error(src, kind, n), self.obj.last_value_start);
+                }
+            };
+            let size_text = &buf[n + 1..close];
+            let size = match parse_size(size_text) {
+                SizeText::Number(s) => Some(s),
+                SizeText::Overflow => {
+                    let kind = ErrorKind::SizeOverflow {
+                        name: lossy(&buf[name.clone()]),
+                        size: lossy(size_text),
+                    };
+                    return Progress::Error(self.error(src, kind, n), self.obj.last_value_start);
+                }
+                SizeText::NotNumber if lenient => None,
+                SizeText::NotNumber => {
+                    let kind = ErrorKind::BadSize {
+                        name: lossy(&buf[name.clone()]),
+                        size: lossy(size_text),
+                    };
+                    return Progress::Error(self.error(src, kind, n), self.obj.last_value_start);
+                }
+            };
+            // The delimiter: `:<TAB>`.
+            let d = close + 1;
+            if len < d + 2 && !eof {
+                return Progress::NeedMore;
+            }
+            let b0 = buf.get(d).copied();
+            let b1 = buf.get(d + 1).copied();
+            let start = match (b0, b1) {
+                (Some(b':'), Some(b'\t')) => d + 2,
+                (Some(b':'), Some(b' ')) if lenient => {
+                    self.repair(
+                        d,
+                        format!(
+                            "attribute `{}`: `: ` instead of `:<TAB>`",
+                            lossy(&buf[name.clone()])
+                        ),
+                    );
+                    d + 2
+                }
+                (Some(b':'), _) if lenient => {
+                    self.repair(
+                        d,
+                        format!(
+                            "attribute `{}`: no TAB after `:`",
+                            lossy(&buf[name.clone()])
+                        ),
+                    );
+                    d + 1
+                }
+                (Some(b' ' | b'\t'), _) if lenient => {
+                    self.repair(
+                        d,
+                        format!(
+                            "attribute `{}`: no `:` after the size",
+                            lossy(&buf[name.clone()])
+                        ),
+                    );
+                    d + 1
+                }
+                _ => {
+                    let kind = ErrorKind::MissingDelimiter {
+                        name: lossy(&buf[name.clone()]),
+                    };
+                    return Progress::Error(self.error(src, kind, d), self.obj.last_value_start);
+                }
+            };
+            if let Some(s) = size {
+                // Checked before anything is buffered for the value.
+                let end = start as u64 + s;
+                if end > max as u64 {
+                    let kind = ErrorKind::RecordTooLarge {
+                        name: lossy(&buf[name.clone()]),
+                        declared: end,
+                        max,
+                    };
+                    return Progress::TooLarge(self.error(src, kind, n), end);
+                }
+            } else {
+                self.repair(n, format!("attribute `{}`: size {{{}}} is not a number; value read to the end of the line", lossy(&buf[name.clone()]), lossy(size_text)));
+            }
+            self.obj.last_value_start = start;
+            self.obj.cursor = start;
+            self.obj.pending = Some(Pending {
+                name,
+                start,
+                size,
+                scan_from: start,
+            });
+        }
+    }
+
+    fn need_more(&mut self, src: &BytesMut, eof: bool) -> Progress {
+        if !eof {
+            return Progress::NeedMore;
+        }
+        let context = match &self.obj.pending {
+            Some(p) => match p.size {
+                Some(s) => format!(
+                    "the value of `{}` declares {} bytes, {} remain",
+                    lossy(&src[p.name.clone()]),
+                    s,
+                    src.len().saturating_sub(p.start)
+                ),
+                None => format!("in the value of `{}`", lossy(&src[p.name.clone()])),
+            },
+            None if !self.obj.header_done => "in the object header".to_string(),
+            None => "no closing `}`".to_string(),
+        };
+        let at = src.len();
+        Progress::Error(
+            self.error(src, ErrorKind::Truncated { context }, at),
+            self.obj.last_value_start,
+        )
+    }
+
+    /// `@TEMPLATE { URL`. Returns `Ok(None)` when the header is done and attributes follow.
+    #[allow(clippy::type_complexity)]
+    fn parse_header(
+        &mut self,
+        src: &BytesMut,
+        eof: bool,
+    ) -> Result<Option<Progress>, (ErrorKind, usize)> {
+        let buf = &src[..];
+        let len = buf.len();
+        let need = |at: usize| -> Result<Option<Progress>, (ErrorKind, usize)> {
+            if eof {
+                Err((
+                    ErrorKind::Truncated {
+                        context: "in the object header".into(),
+                    },
+                    at,
+                ))
+            } else {
+                Ok(Some(Progress::NeedMore))
+            }
+        };
+        let mut i = 1;
+        while i < len && i <= MAX_TEMPLATE && !is_ws(buf[i]) && buf[i] != b'{' {
+            i += 1;
+        }
+        if i >= len {
+            return need(len);
+        }
+        if i > MAX_TEMPLATE {
+            return Err((
+                ErrorKind::BadHeader {
+                    reason: format!("template name longer than {MAX_TEMPLATE} bytes"),
+                },
+                0,
+            ));
+        }
+        if i == 1 {
+            return Err((
+                ErrorKind::BadHeader {
+                    reason: "`@` not followed by a template name".into(),
+                },
+                0,
+            ));
+        }
+        let template = 1..i;
+        let j = skip_ws(buf, i);
+        if j >= len {
+            return need(len);
+        }
+        if buf[j] != b'{' {
+            return Err((
+                ErrorKind::BadHeader {
+                    reason: format!("expected `{{` after `@{}`", lossy(&buf[template])),
+                },
+                j,
+            ));
+        }
+        let k = skip_ws(buf, j + 1);
+        if k >= len {
+            return need(len);
+        }
+        if let Some(action) = std::str::from_utf8(&buf[template.clone()])
+            .ok()
+            .and_then(Action::parse)
+        {
+            match buf[k] {
+                // `@UPDATE {` followed by objects. A new envelope implicitly closes an
+                // open one: Harvest never nests them, and a broken record before an
+                // envelope's `}` must not turn every later envelope into an error.
+                b'@' => {
+                    self.envelope = Some(action);
+                    return Ok(Some(Progress::Envelope(k)));
+                }
+                // `@DELETE { }`: an empty section.
+                b'}' => return Ok(Some(Progress::Envelope(k + 1))),
+                _ => {}
+            }
+        }
+        let limit = len.min(k + MAX_URL + 1);
+        let e = match buf[k..limit].iter().position(|&b| is_ws(b)) {
+            Some(p) => k + p,
+            None if limit == len => return need(len),
+            None => {
+                return Err((
+                    ErrorKind::BadHeader {
+                        reason: format!("URL longer than {MAX_URL} bytes"),
+                    },
+                    k,
+                ))
+            }
+        };
+        self.obj.template = template;
+        self.obj.url = k..e;
+        self.obj.header_done = true;
+        self.obj.cursor = e;
+        Ok(None)
+    }
+
+    /// Completes a pending value. `Ok(true)`: done; `Ok(false)`: more bytes needed.
+    fn finish_value(&mut self, src: &BytesMut, p: Pending, eof: bool) -> Result<bool, Progress> {
+        let buf = &src[..];
+        let len = buf.len();
+        let lenient = self.opts.lenient;
+        let end = match p.size {
+            Some(size) => {
+                // Fits in usize: checked against max_record_size when the size was read.
+                let end = p.start + size as usize;
+                if !lenient {
+                    if len < end {
+                        self.obj.pending = Some(p);
+                        return Ok(false);
+                    }
+                    end
+                } else {
+                    if len < end + LOOKAHEAD && !eof {
+                        self.obj.pending = Some(p);
+                        return Ok(false);
+                    }
+                    if len >= end && boundary_at(buf, end, eof, 0) == Some(true) {
+                        end
+                    } else {
+                        let window = 256 + size as usize / 8;
+                        if len < end + window && !eof {
+                            self.obj.pending = Some(p);
+                            return Ok(false);
+                        }
+                        match search_boundary(buf, p.start, end, window, eof) {
+                            Some(q) => {
+                                self.repair(
+                                    p.start,
+                                    format!(
+                                        "attribute `{}` declares {} bytes; the value ends after {}",
+                                        lossy(&buf[p.name.clone()]),
+                                        size,
+                                        q - p.start
+                                    ),
+                                );
+                                q
+                            }
+                            None if len < end => {
+                                self.obj.pending = Some(p);
+                                return Err(self.need_more(src, true));
+                            }
+                            None => {
+                                let kind = ErrorKind::BadValueSize {
+                                    name: lossy(&buf[p.name.clone()]),
+                                    declared: size,
+                                };
+                                return Err(Progress::Error(self.error(src, kind, end), p.start));
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                // `{x}`: to the end of the line, or to the next boundary when the object
+                // was flattened onto one line.
+                let mut i = p.scan_from;
+                let mut found = None;
+                while i < len {
+                    let b = buf[i];
+                    if b == b'\n' {
+                        found = Some(i);
+                        break;
+                    }
+                    if is_ws(b) {
+                        match boundary_at(buf, i, eof, 1) {
+                            Some(true) => {
+                                found = Some(i);
+                                break;
+                            }
+                            Some(false) => {}
+                            None => break,
+                        }
+                    }
+                    i += 1;
+                }
+                match found {
+                    Some(mut e) => {
+                        if e > p.start && buf[e - 1] == b'\r' {
+                            e -= 1;
+                        }
+                        e
+                    }
+                    None if eof => len,
+                    None => {
+                        self.obj.pending = Some(Pending { scan_from: i, ..p });
+                        return Ok(false);
+                    }
+                }
+            }
+        };
+        self.obj.attrs.push((p.name, p.start..end));
+        self.obj.cursor = end;
+        Ok(true)
+    }
+}
+
+/// Whether a valid boundary starts at `at`: at least `min_ws` whitespace bytes, then `}`
+/// (followed by whitespace, `@` or the end) or `NAME{SIZE}` followed by `:` or
+/// whitespace. `None`: more bytes are needed to tell.
+fn boundary_at(buf: &[u8], at: usize, eof: bool, min_ws: usize) -> Option<bool> {
+    let len = buf.len();
+    let i = skip_ws(buf, at);
+    if i - at < min_ws {
+        return Some(false);
+    }
+    if i >= len {
+        return if eof { Some(true) } else { None };
+    }
+    if buf[i] == b'}' {
+        return match buf.get(i + 1) {
+            None if eof => Some(true),
+            None => None,
+            Some(&b) => Some(is_ws(b) || b == b'@'),
+        };
+    }
+    let limit = len.min(i + 257);
+    let brace = match buf[i..limit]
+        .iter()
+        .position(|&b| b == b'{' || is_ws(b) || b == b'}')
+    {
+        Some(k) if buf[i + k] == b'{' && k > 0 => i + k,
+        Some(_) => return Some(false),
+        None if limit == len && !eof => return None,
+        None => return Some(false),
+    };
+    let limit = len.min(brace + 1 + 25);
+    let close = match buf[brace + 1..limit]
+        .iter()
+        .position(|&b| b == b'}' || is_ws(b) || b == b'{')
+    {
+        Some(k) if buf[brace + 1 + k] == b'}' => brace + 1 + k,
+        Some(_) => return Some(false),
+        None if limit == len && !eof => return None,
+        None => return Some(false),
+    };
+    match buf.get(close + 1) {
+        None if eof => Some(true),
+        None => None,
+        Some(&b) => Some(b == b':' || is_ws(b)),
+    }
+}
+
+/// The boundary nearest to `end`, searching back to `start` and forward `window` bytes.
+fn search_boundary(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    window: usize,
+    eof: bool,
+) -> Option<usize> {
+    let len = buf.len();
+    let hi = len.min(end.saturating_add(window));
+    let mut d = 1;
+    loop {
+        let back = end.checked_sub(d).filter(|&q| q >= start && q < len);
+        let fwd = Some(end + d).filter(|&q| q < hi);
+        if back.is_none() && fwd.is_none() && (end < d || end - d < start) && end + d >= hi {
+            return None;
+        }
+        for q in [back, fwd].into_iter().flatten() {
+            if is_ws(buf[q]) && boundary_at(buf, q, eof, 1) == Some(true) {
+                return Some(q);
+            }
+        }
+        d += 1;
+    }
+}
+
+/// Whether an object starts at `p` (`@` after whitespace or at the start, a template
+/// name, `{`). `None`: more bytes are needed to tell.
+fn is_object_start(buf: &[u8], p: usize, eof: bool, after_discard: bool) -> Option<bool> {
+    if p > 0 && !is_ws(buf[p - 1]) {
+        return Some(false);
+    }
+    if p == 0 && !after_discard {
+        // The region's own first byte (a garbage byte or the broken object's `@`).
+        return Some(false);
+    }
+    let len = buf.len();
+    let mut i = p + 1;
+    while i < len
+        && i - p <= MAX_TEMPLATE
+        && !is_ws(buf[i])
+        && buf[i] != b'{'
+        && buf[i] != b'@'
+        && buf[i] != b'}'
+    {
+        i += 1;
+    }
+    if i >= len {
+        return if eof { Some(false) } else { None };
+    }
+    if i == p + 1 || i - p > MAX_TEMPLATE || buf[i] == b'@' || buf[i] == b'}' {
+        return Some(false);
+    }
+    let j = skip_ws(buf, i);
+    if j >= len {
+        return if eof { Some(false) } else { None };
+    }
+    Some(buf[j] == b'{')
+}
+
+enum SizeText {
+    Number(u64),
+    Overflow,
+    NotNumber,
+}
+
+fn parse_size(text: &[u8]) -> SizeText {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return SizeText::NotNumber;
+    }
+    let mut n: u64 = 0;
+    for &b in text {
+        n = match n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(b - b'0')))
+        {
+            Some(n) => n,
+            None => return SizeText::Overflow,
+        };
+    }
+    SizeText::Number(n)
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+#[inline]
+fn skip_ws(buf: &[u8], mut i: usize) -> usize {
+    while i < buf.len() && is_ws(buf[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+impl tokio_util::codec::Decoder for SoifDecoder {
+    type Item = Result<Record, DecodeError>;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        Ok(self.decode_inner(src, false))
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        Ok(self.decode_inner(src, true))
+    }
+}
+
+/// Decodes a complete in-memory input (tests, small inputs such as RDM messages).
+pub fn decode_all(input: &[u8], opts: DecoderOptions) -> Vec<Result<Record, DecodeError>> {
+    let mut decoder = SoifDecoder::new(opts);
+    let mut src = BytesMut::from(input);
+    let mut out = Vec::new();
+    while let Some(item) = decoder.decode_inner(&mut src, true) {
+        out.push(item);
+    }
+    out
+}

@@ -1,0 +1,145 @@
+//! Decoding errors.
+//!
+//! A [`DecodeError`] is about one object (or one run of bytes between objects), never
+//! about the stream: the decoder reports it as an item (`Some(Err(e))`) and then
+//! resynchronises at the next object start, so a bad record costs that record only.
+//! Each error carries the [`Position`] where it happened and, where the decoder could keep
+//! them within `max_record_size`, the offending bytes exactly as read ([`DecodeError::raw`])
+//! so that `--on-error quarantine` loses nothing.
+
+use crate::record::Position;
+use bytes::Bytes;
+use std::fmt;
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bytes that are neither whitespace nor an object between two objects (for example
+    /// an HTML page, or text after a truncated stream).
+    Garbage { len: u64 },
+    /// `@` not followed by `TEMPLATE {`.
+    BadHeader { reason: String },
+    /// An attribute name not followed by `{SIZE}`.
+    MissingSize { name: String },
+    /// A VALUE-SIZE that is not a number (`{x}`); `--lenient` reads such values to the end
+    /// of the line.
+    BadSize { name: String, size: String },
+    /// A VALUE-SIZE larger than any file could be (more than 20 digits or above `u64`).
+    SizeOverflow { name: String, size: String },
+    /// `{SIZE}` not followed by the `:<TAB>` delimiter.
+    MissingDelimiter { name: String },
+    /// The object (or one declared value) is larger than `max_record_size`; its bytes
+    /// were skipped without being buffered.
+    RecordTooLarge {
+        name: String,
+        declared: u64,
+        max: usize,
+    },
+    /// After a value of the declared size there is neither another attribute nor `}`:
+    /// the count is wrong (`--lenient` looks for the nearest valid boundary).
+    BadValueSize { name: String, declared: u64 },
+    /// The input ended inside an object.
+    Truncated { context: String },
+    /// An attribute name longer than the decoder accepts (no `{` found).
+    NameTooLong { max: usize },
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Garbage { len } => {
+                write!(f, "{len} bytes that are not a SOIF object (expected `@TEMPLATE {{`)")
+            }
+            ErrorKind::BadHeader { reason } => write!(f, "malformed object header: {reason}"),
+            ErrorKind::MissingSize { name } => {
+                write!(f, "attribute `{name}` is not followed by {{VALUE-SIZE}}")
+            }
+            ErrorKind::BadSize { name, size } => write!(
+                f,
+                "attribute `{name}` has a non-numeric size {{{size}}} (use --lenient to read it to the end of the line)"
+            ),
+            ErrorKind::SizeOverflow { name, size } => {
+                write!(f, "attribute `{name}` has an impossible size {{{size}}}")
+            }
+            ErrorKind::MissingDelimiter { name } => write!(
+                f,
+                "attribute `{name}`: expected `:<TAB>` after the size (use --lenient to accept `: `)"
+            ),
+            ErrorKind::RecordTooLarge {
+                name,
+                declared,
+                max,
+            } => write!(
+                f,
+                "record too large: attribute `{name}` brings it to {declared} bytes, over --max-record-size {max}; skipped"
+            ),
+            ErrorKind::BadValueSize { name, declared } => write!(
+                f,
+                "attribute `{name}` declares {declared} bytes, but no attribute or `}}` follows them (wrong byte count? try --lenient)"
+            ),
+            ErrorKind::Truncated { context } => write!(f, "input ended inside an object: {context}"),
+            ErrorKind::NameTooLong { max } => {
+                write!(f, "attribute name longer than {max} bytes (no `{{` found)")
+            }
+        }
+    }
+}
+
+/// A bad object or run of bytes, with where it was and (when kept) its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    kind: ErrorKind,
+    pos: Position,
+    raw: Option<Bytes>,
+}
+
+impl DecodeError {
+    pub(crate) fn new(kind: ErrorKind, pos: Position) -> DecodeError {
+        DecodeError {
+            kind,
+            pos,
+            raw: None,
+        }
+    }
+
+    pub(crate) fn kind_mut(&mut self) -> &mut ErrorKind {
+        &mut self.kind
+    }
+
+    pub(crate) fn set_raw(&mut self, raw: Bytes) {
+        self.raw = Some(raw);
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// Where: input, byte offset, record number, URL when known.
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// The rejected bytes exactly as read, from the object's `@` (or the first stray byte)
+    /// up to where the decoder resynchronised. `None` when they were too large to keep
+    /// (see [`ErrorKind::RecordTooLarge`]) or nothing was consumed.
+    pub fn raw(&self) -> Option<&Bytes> {
+        self.raw.as_ref()
+    }
+
+    /// Whether decoding goes on after this error. Every current kind is recoverable: the
+    /// decoder resynchronises at the next object. The method exists so callers need not
+    /// change if an unrecoverable kind is added.
+    pub fn is_recoverable(&self) -> bool {
+        true
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.pos, self.kind)
+    }
+}
+
+impl std::error::Error for DecodeError {}
