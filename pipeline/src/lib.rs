@@ -6,9 +6,11 @@
 
 pub mod error;
 pub mod sink;
+pub mod source;
 pub mod transform;
 pub mod transforms;
 
 pub use error::Error;
 pub use sink::{Sink, SinkError};
+pub use source::{Input, InputData, Rejection, Source};
 pub use transform::{Collect, Emit, Transform};

@@ -1,1 +1,254 @@
-//! soif sources
+//! soif sources: where records come from.
+//!
+//! [`InputSource`] reads a list of inputs — files, directories and globs ([`file`]),
+//! stdin, `http(s)://` URLs ([`http`]) — one after the other as one stream, implementing
+//! the engine's [`Source`] trait. Every input is decompressed when its first bytes say
+//! gzip, bzip2, xz or zstd ([`decompress`]), then handed on as SOIF bytes for the engine's
+//! decoder, or decoded here when it is JSON Lines ([`jsonl`]).
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), soif_pipeline::Error> {
+//! use soif_sources::{expand, InputSource, SourceOptions};
+//! let inputs = expand(&["archive/".to_string(), "https://example.com/All-Templates.gz".to_string()])?;
+//! let source = InputSource::new(inputs, SourceOptions::default());
+//! # let _ = source; Ok(()) }
+//! ```
+//!
+//! JSON Lines is recognised by `--from jsonl`, by a `.jsonl` or `.ndjson` name (before any
+//! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
+//! JSON Lines with `{`.
+
+pub mod decompress;
+pub mod file;
+pub mod http;
+pub mod jsonl;
+
+pub use file::expand;
+
+use decompress::Reader;
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use soif_pipeline::source::{Input, InputData, Source};
+use soif_pipeline::Error;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio_util::codec::FramedRead;
+
+/// One concrete input, after [`expand`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputSpec {
+    Stdin,
+    File(PathBuf),
+    Url(String),
+}
+
+impl InputSpec {
+    /// The name used in messages: the path, `-` for stdin, the URL.
+    pub fn name(&self) -> String {
+        match self {
+            InputSpec::Stdin => "-".to_string(),
+            InputSpec::File(p) => p.display().to_string(),
+            InputSpec::Url(u) => u.clone(),
+        }
+    }
+
+    /// True when the input can be read a second time (a CSV first pass).
+    pub fn is_rereadable(&self) -> bool {
+        matches!(self, InputSpec::File(_))
+    }
+}
+
+/// The input format (`--from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputFormat {
+    /// By name (`.jsonl`, `.ndjson`) or else by the first non-blank byte.
+    #[default]
+    Auto,
+    Soif,
+    Jsonl,
+}
+
+impl InputFormat {
+    pub fn parse(s: &str) -> Option<InputFormat> {
+        Some(match s {
+            "auto" => InputFormat::Auto,
+            "soif" => InputFormat::Soif,
+            "jsonl" | "ndjson" | "json" => InputFormat::Jsonl,
+            _ => return None,
+        })
+    }
+}
+
+/// How to read the inputs.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    pub format: InputFormat,
+    /// The longest JSON Lines line accepted (the SOIF decoder has its own limit).
+    pub max_record_size: usize,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            format: InputFormat::Auto,
+            max_record_size: 64 << 20,
+        }
+    }
+}
+
+/// Reads [`InputSpec`]s one after the other (see the crate doc).
+pub struct InputSource {
+    inputs: VecDeque<InputSpec>,
+    opts: SourceOptions,
+    read: Arc<AtomicU64>,
+    total: Option<u64>,
+    client: Option<reqwest::Client>,
+}
+
+impl InputSource {
+    pub fn new(inputs: Vec<InputSpec>, opts: SourceOptions) -> InputSource {
+        // The total is known up front only when every input is a file.
+        let total = inputs.iter().try_fold(0u64, |acc, i| match i {
+            InputSpec::File(p) => file::size(p).map(|s| acc + s),
+            _ => None,
+        });
+        InputSource {
+            inputs: inputs.into(),
+            opts,
+            read: Arc::new(AtomicU64::new(0)),
+            total,
+            client: None,
+        }
+    }
+
+    async fn open(&mut self, spec: InputSpec) -> Result<Input, Error> {
+        let name: Arc<str> = Arc::from(spec.name());
+        let raw: Reader = match &spec {
+            InputSpec::Stdin => Box::new(tokio::io::stdin()),
+            InputSpec::File(path) => Box::new(
+                tokio::fs::File::open(path)
+                    .await
+                    .map_err(|e| Error::io_path(path, e))?,
+            ),
+            InputSpec::Url(url) => {
+                let client = match &self.client {
+                    Some(c) => c.clone(),
+                    None => {
+                        let c = reqwest::Client::builder()
+                            .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
+                            .build()
+                            .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))?;
+                        self.client = Some(c.clone());
+                        c
+                    }
+                };
+                http::open(&client, url).await?.0
+            }
+        };
+        let counted: Reader = Box::new(Counting {
+            inner: raw,
+            count: self.read.clone(),
+        });
+        let (_compression, reader) = decompress::decompress(counted)
+            .await
+            .map_err(|e| Error::io(name.to_string(), e))?;
+        let (format, reader) = match self.opts.format {
+            InputFormat::Auto if is_jsonl_name(&name) => (InputFormat::Jsonl, reader),
+            InputFormat::Auto => sniff(reader)
+                .await
+                .map_err(|e| Error::io(name.to_string(), e))?,
+            f => (f, reader),
+        };
+        let data = match format {
+            InputFormat::Jsonl => {
+                let decoder =
+                    jsonl::JsonlDecoder::new(Some(name.clone()), self.opts.max_record_size);
+                let ctx = name.clone();
+                let stream = FramedRead::with_capacity(reader, decoder, 64 * 1024)
+                    .map(move |item| item.map_err(|e| Error::io(ctx.to_string(), e)));
+                InputData::Records(Box::pin(stream))
+            }
+            _ => InputData::Soif(reader),
+        };
+        Ok(Input { name, data })
+    }
+}
+
+impl Source for InputSource {
+    fn next_input(&mut self) -> BoxFuture<'_, Result<Option<Input>, Error>> {
+        Box::pin(async move {
+            match self.inputs.pop_front() {
+                Some(spec) => self.open(spec).await.map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+
+    fn total_bytes(&self) -> Option<u64> {
+        self.total
+    }
+}
+
+/// `.jsonl` / `.ndjson`, also under a compression suffix (`x.jsonl.gz`).
+fn is_jsonl_name(name: &str) -> bool {
+    let mut n = name;
+    for ext in [".gz", ".bz2", ".xz", ".zst", ".zstd"] {
+        if let Some(stripped) = n.strip_suffix(ext) {
+            n = stripped;
+            break;
+        }
+    }
+    n.ends_with(".jsonl") || n.ends_with(".ndjson")
+}
+
+/// Looks at the first non-blank byte: `{` is JSON Lines, anything else SOIF.
+async fn sniff(reader: Reader) -> std::io::Result<(InputFormat, Reader)> {
+    let (head, reader) = decompress::peek(reader, 512).await?;
+    let format = match head.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => InputFormat::Jsonl,
+        _ => InputFormat::Soif,
+    };
+    Ok((format, reader))
+}
+
+/// Counts the bytes read from an input as stored, for progress and the summary.
+struct Counting {
+    inner: Reader,
+    count: Arc<AtomicU64>,
+}
+
+impl AsyncRead for Counting {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let n = buf.filled().len() - before;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_names() {
+        assert!(is_jsonl_name("a.jsonl"));
+        assert!(is_jsonl_name("a.ndjson.gz"));
+        assert!(!is_jsonl_name("a.soif.gz"));
+    }
+}

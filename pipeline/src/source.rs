@@ -1,0 +1,168 @@
+//! The [`Source`] trait: where the engine's bytes or records come from.
+//!
+//! A source is a sequence of inputs (files, stdin, HTTP bodies, RDM catalogs) read one
+//! after the other as one stream. Each input is either SOIF bytes, which the engine runs
+//! through the SOIF decoder, or ready-made records (JSON Lines, a catalog query).
+//! Implementations live in the `soif_sources` crate; the trait lives here so the engine
+//! does not depend on them.
+//!
+//! Inputs are opened lazily by [`Source::next_input`], so a thousand files never hold a
+//! thousand open descriptors, and an error names the input it came from.
+
+use crate::Error;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use soif_codecs::{Position, Record};
+use std::fmt;
+use std::sync::Arc;
+use tokio::io::AsyncRead;
+
+/// A record that could not be read or was refused, with the reason and where it was.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    /// What was wrong, with its position (`"bad size {x}, at a.soif: byte 7, record 1"`).
+    pub message: String,
+    /// Where the record was.
+    pub position: Position,
+    /// The record's original bytes, for `--quarantine`; `None` when they were not kept
+    /// (e.g. a record over `--max-record-size`, skipped without buffering).
+    pub raw: Option<Bytes>,
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<soif_codecs::soif::DecodeError> for Rejection {
+    fn from(e: soif_codecs::soif::DecodeError) -> Rejection {
+        Rejection {
+            message: e.to_string(),
+            position: e.position().clone(),
+            raw: e.raw().cloned(),
+        }
+    }
+}
+
+/// One item of a record stream: a record, a rejected record (the stream goes on), or an
+/// I/O error that ends the input.
+pub type RecordItem = Result<Result<Record, Rejection>, Error>;
+
+/// What an input holds.
+pub enum InputData {
+    /// SOIF bytes (already decompressed): the engine decodes them.
+    Soif(Box<dyn AsyncRead + Send + Unpin>),
+    /// Records decoded by the source itself (JSON Lines, RDM catalogs).
+    Records(BoxStream<'static, RecordItem>),
+}
+
+impl fmt::Debug for InputData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputData::Soif(_) => f.write_str("InputData::Soif"),
+            InputData::Records(_) => f.write_str("InputData::Records"),
+        }
+    }
+}
+
+/// An opened input.
+#[derive(Debug)]
+pub struct Input {
+    /// The name as the user gave it (path, `-`, URL): every error about it starts with it.
+    pub name: Arc<str>,
+    pub data: InputData,
+}
+
+/// A sequence of inputs read as one stream.
+pub trait Source: Send {
+    /// Opens the next input; `Ok(None)` after the last one.
+    fn next_input(&mut self) -> BoxFuture<'_, Result<Option<Input>, Error>>;
+
+    /// Bytes read so far from the inputs as stored (before decompression).
+    fn bytes_read(&self) -> u64;
+
+    /// The total size of all inputs as stored, when known up front (files), for progress.
+    fn total_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// A source over records already in memory (tests, small in-process uses such as the RDM
+/// server feeding a submission through the engine).
+pub struct RecordsSource {
+    name: Arc<str>,
+    records: Option<Vec<Record>>,
+}
+
+impl RecordsSource {
+    pub fn new(name: &str, records: Vec<Record>) -> RecordsSource {
+        RecordsSource {
+            name: Arc::from(name),
+            records: Some(records),
+        }
+    }
+}
+
+impl Source for RecordsSource {
+    fn next_input(&mut self) -> BoxFuture<'_, Result<Option<Input>, Error>> {
+        let records = self.records.take();
+        let name = self.name.clone();
+        Box::pin(async move {
+            Ok(records.map(|records| Input {
+                name,
+                data: InputData::Records(Box::pin(futures::stream::iter(
+                    records.into_iter().map(|r| Ok(Ok(r))),
+                ))),
+            }))
+        })
+    }
+
+    fn bytes_read(&self) -> u64 {
+        0
+    }
+}
+
+/// A source over SOIF bytes in memory.
+pub struct BytesSource {
+    name: Arc<str>,
+    bytes: Option<Bytes>,
+    len: u64,
+}
+
+impl BytesSource {
+    pub fn new(name: &str, bytes: impl Into<Bytes>) -> BytesSource {
+        let bytes = bytes.into();
+        BytesSource {
+            name: Arc::from(name),
+            len: bytes.len() as u64,
+            bytes: Some(bytes),
+        }
+    }
+}
+
+impl Source for BytesSource {
+    fn next_input(&mut self) -> BoxFuture<'_, Result<Option<Input>, Error>> {
+        let bytes = self.bytes.take();
+        let name = self.name.clone();
+        Box::pin(async move {
+            Ok(bytes.map(|b| Input {
+                name,
+                data: InputData::Soif(Box::new(std::io::Cursor::new(b))),
+            }))
+        })
+    }
+
+    fn bytes_read(&self) -> u64 {
+        if self.bytes.is_some() {
+            0
+        } else {
+            self.len
+        }
+    }
+
+    fn total_bytes(&self) -> Option<u64> {
+        Some(self.len)
+    }
+}

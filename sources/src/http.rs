@@ -1,0 +1,36 @@
+//! `http://` and `https://` inputs, streamed: the body is read as it arrives and never
+//! held whole, so a multi-gigabyte `All-Templates.gz` costs only the read buffers.
+
+use crate::decompress::Reader;
+use futures::TryStreamExt;
+use soif_pipeline::Error;
+use tokio_util::io::StreamReader;
+
+/// Starts a GET and returns the body as a byte stream, with its length when the server
+/// sent one. A status other than 2xx is an error naming the URL.
+pub async fn open(client: &reqwest::Client, url: &str) -> Result<(Reader, Option<u64>), Error> {
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| Error::Fatal(format!("{url}: {}", error_chain(&e))))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(Error::Fatal(format!("{url}: HTTP {status}")));
+    }
+    let len = response.content_length();
+    let body = response.bytes_stream().map_err(std::io::Error::other);
+    Ok((Box::new(StreamReader::new(body)), len))
+}
+
+/// The error and its causes on one line (reqwest's top-level message alone says little).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
