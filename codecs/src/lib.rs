@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! @FILE { http://example.com/
-//! Title{7}:	Example
+//! Title{7}:<TAB>Example
 //! }
 //! ```
 //!

@@ -300,7 +300,8 @@ impl Record {
     /// Removes every attribute with this name; returns how many were removed.
     pub fn remove(&mut self, name: &str) -> usize {
         let before = self.attributes.len();
-        self.attributes.retain(|a| a.name.as_ref() != name.as_bytes());
+        self.attributes
+            .retain(|a| a.name.as_ref() != name.as_bytes());
         before - self.attributes.len()
     }
 
@@ -426,7 +427,10 @@ mod tests {
         r.set("Title", "b");
         r.set("Type", "HTML");
         assert_eq!(r.get_str("Title"), Some("b"));
-        assert_eq!(r.get_ignore_case("type").and_then(Value::as_str), Some("HTML"));
+        assert_eq!(
+            r.get_ignore_case("type").and_then(Value::as_str),
+            Some("HTML")
+        );
         assert_eq!(r.remove("Title"), 1);
         assert!(r.get("Title").is_none());
     }

@@ -285,7 +285,12 @@ impl SoifDecoder {
                 }
                 State::Object => match self.parse_object(src, eof) {
                     Progress::NeedMore => {
-                        if src.len() > self.opts.max_record_size.saturating_add(LOOKAHEAD) {
+                        // Each declared size was checked when it was read; this catches
+                        // objects made too large by many attributes, by an unknown-size
+                        // value, or by whitespace. The buffer holds at most the object,
+                        // plus the lenient search window past its last value.
+                        let max = self.opts.max_record_size;
+                        if self.obj.cursor > max || src.len() > max + max / 8 + 2 * LOOKAHEAD {
                             let name = self.current_name(src);
                             let err = DecodeError::new(
                                 ErrorKind::RecordTooLarge {
@@ -305,6 +310,22 @@ impl SoifDecoder {
                             return Some(Err(err));
                         }
                         return None;
+                    }
+                    Progress::Complete(end) if end > self.opts.max_record_size => {
+                        let name = self.current_name(src);
+                        let mut err = DecodeError::new(
+                            ErrorKind::RecordTooLarge {
+                                name,
+                                declared: end as u64,
+                                max: self.opts.max_record_size,
+                            },
+                            self.position_in(src, 0),
+                        );
+                        err.set_raw(src.split_to(end).freeze());
+                        self.base += end as u64;
+                        self.records += 1;
+                        self.state = State::Between;
+                        return Some(Err(err));
                     }
                     Progress::Complete(end) => {
                         let record = self.take_record(src, end);
@@ -789,6 +810,9 @@ impl SoifDecoder {
     }
 
     /// Completes a pending value. `Ok(true)`: done; `Ok(false)`: more bytes needed.
+    // The error is a `Progress` by value: this runs once per attribute, and boxing it
+    // would allocate on the error path only, which is not worth the indirection.
+    #[allow(clippy::result_large_err)]
     fn finish_value(&mut self, src: &BytesMut, p: Pending, eof: bool) -> Result<bool, Progress> {
         let buf = &src[..];
         let len = buf.len();
@@ -808,8 +832,17 @@ impl SoifDecoder {
                         self.obj.pending = Some(p);
                         return Ok(false);
                     }
-                    if len >= end && boundary_at(buf, end, eof, 0) == Some(true) {
+                    let at_end = if len >= end {
+                        boundary_at(buf, end, eof, 0)
+                    } else {
+                        Some(false)
+                    };
+                    if at_end == Some(true) {
                         end
+                    } else if at_end.is_none() && !eof {
+                        // A long run of whitespace after the value: wait to see what follows.
+                        self.obj.pending = Some(p);
+                        return Ok(false);
                     } else {
                         let window = 256 + size as usize / 8;
                         if len < end + window && !eof {
