@@ -15,6 +15,7 @@
 
 pub mod csv;
 pub mod schema_columns;
+pub mod sqlite;
 pub mod value_text;
 
 use soif_pipeline::{Error, Sink};
@@ -116,7 +117,13 @@ impl SinkOptions {
 pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
     match opts.format {
         Format::Csv => {
-            let columns = opts.columns.clone();
+            let columns = match (&opts.columns, &opts.schema) {
+                (Some(c), _) => Some(c.clone()),
+                (None, Some(path)) => Some(csv::columns_from_schema(
+                    &schema_columns::SchemaColumns::load(path)?,
+                )),
+                (None, None) => None,
+            };
             let out = value_text::open_output(opts.output.as_deref())?;
             Ok(Box::new(csv::CsvSink::new(
                 out,
@@ -124,6 +131,30 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
                 &opts.list_separator,
                 opts.charset,
             )))
+        }
+        Format::Sqlite => {
+            let path = match opts.output.as_deref() {
+                None | Some("-") => {
+                    return Err(Error::Config(
+                        "sqlite output needs a database path (-o FILE.db)".into(),
+                    ))
+                }
+                Some(p) => std::path::Path::new(p),
+            };
+            let schema = match &opts.schema {
+                Some(p) => Some(schema_columns::SchemaColumns::load(p)?),
+                None => None,
+            };
+            let store = sqlite::StoreOptions {
+                schema,
+                charset: opts.charset,
+            };
+            Ok(Box::new(sqlite::SqliteSink::open(
+                path,
+                store,
+                opts.batch_size,
+                &opts.inputs,
+            )?))
         }
         _ => Err(Error::Config(format!(
             "output format `{}` is not available in this build",

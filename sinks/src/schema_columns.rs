@@ -6,9 +6,9 @@
 //!
 //! ```text
 //! @SCHEMA { -
-//! SOIF-Attribute-1{5}:	Title
-//! SOIF-Attribute-3{8}:	Abstract
-//! Data-Type-3{4}:	blob
+//! SOIF-Attribute-1{5}: Title
+//! SOIF-Attribute-3{8}: Abstract
+//! Data-Type-3{4}: blob
 //! }
 //! ```
 //!
@@ -27,7 +27,9 @@
 //! ```
 
 use soif_codecs::{Record, Value};
+use soif_pipeline::Error;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// One `SOIF-Attribute-N` entry of a schema.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -95,6 +97,36 @@ impl SchemaColumns {
                 .filter(|e| !e.attribute.is_empty())
                 .collect(),
         }
+    }
+
+    /// Reads an RDM schema file (SOIF text holding one `@SCHEMA` object; the first one is
+    /// used).
+    pub fn load(path: &Path) -> Result<SchemaColumns, Error> {
+        // A schema description is a few kilobytes; a file of more than 16 MiB is not one.
+        const MAX: u64 = 16 << 20;
+        let meta = std::fs::metadata(path).map_err(|e| Error::io_path(path, e))?;
+        if meta.len() > MAX {
+            return Err(Error::Config(format!(
+                "{}: {} bytes is too large for an RDM schema description",
+                path.display(),
+                meta.len()
+            )));
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io_path(path, e))?;
+        let opts = soif_codecs::soif::DecoderOptions {
+            input: Some(path.display().to_string().into()),
+            ..Default::default()
+        };
+        for item in soif_codecs::soif::decode_all(&bytes, opts) {
+            let record = item.map_err(|e| Error::Config(format!("schema: {e}")))?;
+            if record.template.eq_ignore_ascii_case(b"SCHEMA") {
+                return Ok(SchemaColumns::from_record(&record));
+            }
+        }
+        Err(Error::Config(format!(
+            "{}: no @SCHEMA object found",
+            path.display()
+        )))
     }
 
     /// The attribute names in order.
@@ -188,6 +220,24 @@ mod tests {
         assert_eq!(s.entries[0].column_name.as_deref(), Some("bee"));
         assert_eq!(s.table_name_for(b"document"), Some("docs"));
         assert_eq!(s.table_name_for(b"FILE"), None);
+    }
+
+    #[test]
+    fn loads_a_schema_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("schema.soif");
+        std::fs::write(
+            &path,
+            "@SCHEMA { -\nSchema-Name{8}:\tDOCUMENT\nSOIF-Attribute-1{5}:\tTitle\n\
+             SOIF-Attribute-2{8}:\tAbstract\nData-Type-2{4}:\tblob\n}\n",
+        )
+        .unwrap();
+        let s = SchemaColumns::load(&path).unwrap();
+        assert_eq!(s.schema_name.as_deref(), Some("DOCUMENT"));
+        assert_eq!(s.attributes().collect::<Vec<_>>(), ["Title", "Abstract"]);
+        std::fs::write(&path, "@FILE { u\n}\n").unwrap();
+        let e = SchemaColumns::load(&path).unwrap_err();
+        assert!(e.to_string().contains("no @SCHEMA"), "{e}");
     }
 
     #[test]

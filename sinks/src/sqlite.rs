@@ -1,0 +1,1264 @@
+//! The `sqlite` sink and the [`SqliteStore`] it writes through (the RDM server reads and
+//! writes the same store).
+//!
+//! # Layout (version 1)
+//!
+//! This layout is a contract: `soif serve` and users' SQL rely on it. It is also described
+//! in `docs/sqlite-layout.md`.
+//!
+//! **One table per template type.** The table name is the template as text (`FILE`,
+//! `DOCUMENT`, `Dublin-Core`), or the schema's `Table-Name` (below). A name that starts
+//! with `sqlite_` or `soif_` (any case) gets a `t_` prefix; NUL becomes `_`; a name that
+//! equals, ignoring ASCII case, a table that already exists for another template gets
+//! `_2`, `_3`, … appended. The mapping is stored in `soif_tables`, so always look a
+//! template up there rather than guessing its table.
+//!
+//! **Columns.** `url TEXT PRIMARY KEY` (the record's URL; records without one, `-`, are
+//! rejected, since they cannot be keyed), then one column per attribute name, added with
+//! `ALTER TABLE … ADD COLUMN` the first time the name appears. The column name is the
+//! attribute name as text, or the schema's `Column-Name`; NUL becomes `_`; a name equal,
+//! ignoring ASCII case, to `url` or to an existing column of the table gets `_2`, `_3`, …
+//! appended. Attribute order is kept in `soif_columns.position`. The declared type is
+//! `TEXT` unless an RDM schema gives a `Data-Type` (`int`, `integer`, `serial`, `bigint`,
+//! `smallint` → `INTEGER`; `float`, `real`, `double` → `REAL`; `numeric`, `decimal` →
+//! `NUMERIC`; `blob`, `binary` → `BLOB`; anything else, e.g. `varchar`, `date` → `TEXT`).
+//!
+//! **Values.** UTF-8 values are TEXT. A value that is not UTF-8 is a BLOB of the exact bytes
+//! (with `--charset latin1`, TEXT decoded from ISO 8859-1). A list or a nested part (after
+//! `collapse`) and an attribute name that occurs more than once in a record are JSON text:
+//! an array, an object, `{"base64": "…"}` for non-UTF-8 leaves. A record *replaces* its
+//! row: columns for attributes it does not carry are NULL, since a SOIF object is the
+//! whole description of its URL. `NULL` means "attribute absent".
+//!
+//! **Actions.** A record inside `@DELETE { … }` deletes the row with its URL from its
+//! template's table and is remembered in `soif_deletions`; any other record upserts on
+//! `url` and is removed from `soif_deletions`.
+//!
+//! **Metadata tables.**
+//! - `soif_meta(key TEXT PRIMARY KEY, value TEXT)`: `layout_version` = `1`.
+//! - `soif_tables(template TEXT PRIMARY KEY, table_name TEXT UNIQUE, created TEXT)`;
+//!   `template` is a BLOB when the template is not UTF-8.
+//! - `soif_columns(table_name, position, attribute, column_name, sql_type, data_type)`,
+//!   primary key `(table_name, position)`; `position` counts from 1 in order of first
+//!   appearance; `attribute` is TEXT (BLOB when not UTF-8); `data_type` is the schema's
+//!   `Data-Type` or NULL.
+//! - `soif_deletions(template TEXT, url TEXT, deleted TEXT, run_id INTEGER)`, primary key
+//!   `(template, url)`.
+//! - `soif_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, inputs TEXT, started TEXT, finished
+//!   TEXT, status TEXT, records INTEGER, upserted INTEGER, deleted INTEGER, rejected
+//!   INTEGER)`: `inputs` is a JSON array of the inputs as given; times are RFC 3339 UTC;
+//!   `status` is `running` (also what a killed run leaves), `ok` or `failed`; the counts
+//!   are updated at every batch commit.
+//!
+//! Times are RFC 3339 in UTC (`2026-11-22T08:00:00Z`).
+//!
+//! # Transactions
+//!
+//! The sink writes `batch_size` records per transaction (`BEGIN IMMEDIATE … COMMIT`) in
+//! WAL mode. A process killed mid-run loses at most the open batch and leaves the database
+//! consistent; running the same input again converges to the same content, because every
+//! write is an upsert or delete keyed on `url`.
+//!
+//! # Example
+//!
+//! ```
+//! use soif_codecs::Record;
+//! use soif_sinks::sqlite::SqliteStore;
+//!
+//! let mut store = SqliteStore::open_in_memory(Default::default()).unwrap();
+//! store
+//!     .upsert(&Record::new("DOCUMENT", "http://home.netscape.com:80/")
+//!         .with("Title", "Welcome to Netscape"))
+//!     .unwrap();
+//! let back = store.get(b"DOCUMENT", b"http://home.netscape.com:80/").unwrap().unwrap();
+//! assert_eq!(back.get_str("Title"), Some("Welcome to Netscape"));
+//! assert_eq!(store.tables()[0].table, "DOCUMENT");
+//! ```
+
+use crate::schema_columns::SchemaColumns;
+use crate::value_text::to_json;
+use crate::Charset;
+use bytes::Bytes;
+use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use soif_codecs::{Action, Attribute, Record, Value};
+use soif_pipeline::{Error, Sink, SinkError};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+/// The layout version stored in `soif_meta`.
+pub const LAYOUT_VERSION: i64 = 1;
+
+/// Columns per table besides `url` (SQLite's default `SQLITE_MAX_COLUMN` is 2000).
+const MAX_COLUMNS: usize = 1999;
+
+/// Distinct templates (tables) one store will create; beyond that a record is rejected
+/// rather than letting a stream of made-up templates grow the schema without bound.
+const MAX_TABLES: usize = 10_000;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// SQLite said no.
+    #[error("sqlite {path}: {context}: {source}")]
+    Sqlite {
+        path: String,
+        context: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// This record cannot be stored (no URL, too many columns, …); the store is fine.
+    #[error("{0}")]
+    Rejected(String),
+    /// The database holds a layout this version does not know.
+    #[error("sqlite {path}: {message}")]
+    Layout { path: String, message: String },
+}
+
+impl StoreError {
+    /// True when only this record failed and the store can go on.
+    pub fn is_record_error(&self) -> bool {
+        match self {
+            StoreError::Rejected(_) => true,
+            StoreError::Sqlite { source, .. } => matches!(
+                source.sqlite_error_code(),
+                Some(ErrorCode::ConstraintViolation | ErrorCode::TooBig | ErrorCode::TypeMismatch)
+            ),
+            StoreError::Layout { .. } => false,
+        }
+    }
+}
+
+/// Options for [`SqliteStore::open_with`].
+#[derive(Debug, Clone, Default)]
+pub struct StoreOptions {
+    /// An RDM schema: column types (`Data-Type`) and names (`Table-Name`, `Column-Name`).
+    pub schema: Option<SchemaColumns>,
+    /// How values that are not UTF-8 are stored: BLOBs ([`Charset::Utf8`]) or Latin-1 text.
+    pub charset: Charset,
+}
+
+/// One attribute's column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnInfo {
+    /// The attribute name as in the records.
+    pub attribute: Bytes,
+    /// The column name in the table.
+    pub column: String,
+    /// The declared SQLite type (`TEXT`, `INTEGER`, …).
+    pub sql_type: String,
+    /// The schema's `Data-Type`, when a schema gave one.
+    pub data_type: Option<String>,
+}
+
+/// One template's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    /// The template type as in the records.
+    pub template: Bytes,
+    /// The table name.
+    pub table: String,
+    /// The attribute columns in order of first appearance (`url` not included).
+    pub columns: Vec<ColumnInfo>,
+}
+
+impl TableInfo {
+    /// `SELECT "url", <columns in order> FROM "table"`: rows in the shape
+    /// [`TableInfo::record_from_row`] reads. Add a `WHERE` or `ORDER BY` as needed.
+    pub fn select_sql(&self) -> String {
+        let mut sql = String::from("SELECT \"url\"");
+        for c in &self.columns {
+            sql.push_str(", ");
+            sql.push_str(&quote_ident(&c.column));
+        }
+        sql.push_str(" FROM ");
+        sql.push_str(&quote_ident(&self.table));
+        sql
+    }
+
+    /// A record from a row selected by [`TableInfo::select_sql`]: NULL columns are absent
+    /// attributes; TEXT and BLOB give their bytes; numbers their decimal text. JSON text
+    /// (lists, parts) comes back as the text it is.
+    pub fn record_from_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
+        let mut record = Record::new(self.template.clone(), value_bytes(row.get_ref(0)?));
+        for (i, c) in self.columns.iter().enumerate() {
+            let v = row.get_ref(i + 1)?;
+            if v == ValueRef::Null {
+                continue;
+            }
+            record.attributes.push(Attribute {
+                name: c.attribute.clone(),
+                value: Value::Bytes(value_bytes(v)),
+            });
+        }
+        Ok(record)
+    }
+}
+
+fn value_bytes(v: ValueRef<'_>) -> Bytes {
+    match v {
+        ValueRef::Null => Bytes::new(),
+        ValueRef::Integer(i) => Bytes::from(i.to_string()),
+        ValueRef::Real(f) => Bytes::from(f.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Bytes::copy_from_slice(t),
+    }
+}
+
+/// Counts for one run, stored in `soif_runs`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    /// Records handed to the sink.
+    pub records: u64,
+    pub upserted: u64,
+    pub deleted: u64,
+    /// Records the store refused.
+    pub rejected: u64,
+}
+
+struct Table {
+    info: TableInfo,
+    by_attr: HashMap<Bytes, usize>,
+    /// Column names in lower case, `url` included, for collision checks.
+    used: HashSet<String>,
+    upsert_sql: String,
+}
+
+impl Table {
+    fn new(info: TableInfo) -> Table {
+        let mut t = Table {
+            by_attr: HashMap::new(),
+            used: HashSet::from(["url".to_string()]),
+            upsert_sql: String::new(),
+            info,
+        };
+        for (i, c) in t.info.columns.iter().enumerate() {
+            t.by_attr.entry(c.attribute.clone()).or_insert(i);
+            t.used.insert(c.column.to_ascii_lowercase());
+        }
+        t.upsert_sql = upsert_sql(&t.info);
+        t
+    }
+}
+
+/// `INSERT … ON CONFLICT("url") DO UPDATE SET` every column: the row becomes exactly the
+/// record (absent attributes NULL), keeping its rowid.
+fn upsert_sql(info: &TableInfo) -> String {
+    let mut cols = String::from("\"url\"");
+    let mut vals = String::from("?1");
+    let mut set = String::new();
+    for (i, c) in info.columns.iter().enumerate() {
+        let q = quote_ident(&c.column);
+        cols.push_str(", ");
+        cols.push_str(&q);
+        vals.push_str(&format!(", ?{}", i + 2));
+        if !set.is_empty() {
+            set.push_str(", ");
+        }
+        set.push_str(&format!("{q} = excluded.{q}"));
+    }
+    let action = if set.is_empty() {
+        "NOTHING".to_string()
+    } else {
+        format!("UPDATE SET {set}")
+    };
+    format!(
+        "INSERT INTO {} ({cols}) VALUES ({vals}) ON CONFLICT(\"url\") DO {action}",
+        quote_ident(&info.table)
+    )
+}
+
+/// An SQL identifier in double quotes (`"` doubled), safe for any name.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A name from bytes: lossy UTF-8, NUL (which SQLite identifiers cannot hold) as `_`.
+fn ident_text(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes).replace('\0', "_");
+    if s.is_empty() {
+        "_".to_string()
+    } else {
+        s
+    }
+}
+
+/// `base`, or `base_2`, `base_3`, … — the first whose lower case is not in `used`.
+fn unique_name(base: &str, used: &HashSet<String>) -> String {
+    if !used.contains(&base.to_ascii_lowercase()) {
+        return base.to_string();
+    }
+    (2u64..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|c| !used.contains(&c.to_ascii_lowercase()))
+        .unwrap_or_else(|| base.to_string())
+}
+
+/// The declared SQLite type for an RDM `Data-Type`.
+pub fn sql_type_for(data_type: Option<&str>) -> &'static str {
+    let Some(t) = data_type else {
+        return "TEXT";
+    };
+    let t = t.trim().to_ascii_lowercase();
+    let base = t
+        .split(|c: char| c == '(' || c.is_whitespace())
+        .next()
+        .unwrap_or("");
+    match base {
+        "int" | "integer" | "serial" | "bigint" | "smallint" | "tinyint" | "bigserial" => "INTEGER",
+        "float" | "real" | "double" => "REAL",
+        "numeric" | "decimal" | "number" => "NUMERIC",
+        "blob" | "binary" | "varbinary" | "bytea" => "BLOB",
+        _ => "TEXT",
+    }
+}
+
+/// A key (template, attribute, url) as an SQL value: TEXT when UTF-8, else BLOB.
+fn key_param(b: &[u8]) -> ToSqlOutput<'_> {
+    match std::str::from_utf8(b) {
+        Ok(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+        Err(_) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The SQLite store: the tables of the layout above, kept in step with an in-memory map
+/// of templates and columns.
+pub struct SqliteStore {
+    conn: Connection,
+    path: String,
+    tables: HashMap<Bytes, Table>,
+    /// Table names in lower case (every table in the database), for collision checks.
+    used_tables: HashSet<String>,
+    schema: Option<SchemaColumns>,
+    charset: Charset,
+    /// Whether `soif_deletions` may hold rows (if not, upserts skip clearing it).
+    deletions_exist: bool,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("tables", &self.tables.len())
+            .finish()
+    }
+}
+
+const CREATE_META: &str = "
+CREATE TABLE IF NOT EXISTS soif_meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS soif_tables (
+    template TEXT PRIMARY KEY,
+    table_name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS soif_columns (
+    table_name TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    attribute TEXT NOT NULL,
+    column_name TEXT NOT NULL,
+    sql_type TEXT NOT NULL,
+    data_type TEXT,
+    PRIMARY KEY (table_name, position)
+);
+CREATE TABLE IF NOT EXISTS soif_deletions (
+    template TEXT NOT NULL,
+    url TEXT NOT NULL,
+    deleted TEXT NOT NULL,
+    run_id INTEGER,
+    PRIMARY KEY (template, url)
+);
+CREATE TABLE IF NOT EXISTS soif_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    inputs TEXT NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT,
+    status TEXT NOT NULL,
+    records INTEGER NOT NULL DEFAULT 0,
+    upserted INTEGER NOT NULL DEFAULT 0,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    rejected INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO soif_meta (key, value) VALUES ('layout_version', '1');
+";
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path` with default options.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, StoreOptions::default())
+    }
+
+    /// Opens (or creates) the database at `path`.
+    pub fn open_with(path: &Path, opts: StoreOptions) -> Result<SqliteStore, StoreError> {
+        let name = path.display().to_string();
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
+            path: name.clone(),
+            context: "cannot open".into(),
+            source,
+        })?;
+        SqliteStore::init(conn, name, opts)
+    }
+
+    /// A store in memory (tests, scratch work).
+    pub fn open_in_memory(opts: StoreOptions) -> Result<SqliteStore, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Sqlite {
+            path: ":memory:".into(),
+            context: "cannot open".into(),
+            source,
+        })?;
+        SqliteStore::init(conn, ":memory:".into(), opts)
+    }
+
+    fn init(conn: Connection, path: String, opts: StoreOptions) -> Result<SqliteStore, StoreError> {
+        let mut store = SqliteStore {
+            conn,
+            path,
+            tables: HashMap::new(),
+            used_tables: HashSet::new(),
+            schema: opts.schema,
+            charset: opts.charset,
+            deletions_exist: true,
+        };
+        // Another writer (the server) may hold the lock for a moment.
+        store
+            .conn
+            .busy_timeout(Duration::from_secs(30))
+            .map_err(|e| store.err("setting busy timeout", e))?;
+        // WAL: readers (the server) do not block the loader, and a killed writer leaves
+        // only committed transactions. NORMAL sync is durable across process crashes.
+        store
+            .conn
+            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+            .map_err(|e| store.err("setting journal mode", e))?;
+        store
+            .conn
+            .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_META} COMMIT;"))
+            .map_err(|e| store.err("creating the soif_* tables", e))?;
+        let version: Option<String> = store
+            .conn
+            .query_row(
+                "SELECT value FROM soif_meta WHERE key = 'layout_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| store.err("reading soif_meta", e))?;
+        if version.as_deref() != Some("1") {
+            return Err(StoreError::Layout {
+                path: store.path.clone(),
+                message: format!(
+                    "layout_version {} is not supported (this soif writes version {LAYOUT_VERSION})",
+                    version.as_deref().unwrap_or("(none)")
+                ),
+            });
+        }
+        store.reload()?;
+        Ok(store)
+    }
+
+    fn err(&self, context: &str, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            context: context.to_string(),
+            source,
+        }
+    }
+
+    /// Re-reads the template and column map from the database (after a rollback, or when
+    /// another process may have added tables).
+    pub fn reload(&mut self) -> Result<(), StoreError> {
+        let (tables, used, deletions) = self
+            .read_layout()
+            .map_err(|e| self.err("reading the layout tables", e))?;
+        self.tables = tables;
+        self.used_tables = used;
+        self.deletions_exist = deletions;
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn read_layout(&self) -> rusqlite::Result<(HashMap<Bytes, Table>, HashSet<String>, bool)> {
+        let mut used = HashSet::new();
+        let mut st = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")?;
+        for name in st.query_map([], |r| r.get::<_, String>(0))? {
+            used.insert(name?.to_ascii_lowercase());
+        }
+        let mut infos: Vec<TableInfo> = Vec::new();
+        let mut st = self
+            .conn
+            .prepare("SELECT template, table_name FROM soif_tables ORDER BY rowid")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            infos.push(TableInfo {
+                template: value_bytes(r.get_ref(0)?),
+                table: r.get(1)?,
+                columns: Vec::new(),
+            });
+        }
+        let mut st = self.conn.prepare(
+            "SELECT attribute, column_name, sql_type, data_type FROM soif_columns
+             WHERE table_name = ?1 ORDER BY position",
+        )?;
+        for info in &mut infos {
+            let mut rows = st.query([&info.table])?;
+            while let Some(r) = rows.next()? {
+                info.columns.push(ColumnInfo {
+                    attribute: value_bytes(r.get_ref(0)?),
+                    column: r.get(1)?,
+                    sql_type: r.get(2)?,
+                    data_type: r.get(3)?,
+                });
+            }
+        }
+        let deletions: bool =
+            self.conn
+                .query_row("SELECT EXISTS (SELECT 1 FROM soif_deletions)", [], |r| {
+                    r.get(0)
+                })?;
+        let tables = infos
+            .into_iter()
+            .map(|i| (i.template.clone(), Table::new(i)))
+            .collect();
+        Ok((tables, used, deletions))
+    }
+
+    /// The database connection, for queries (the RDM server) and tests.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The path given to [`SqliteStore::open`].
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Every template's table, in order of creation.
+    pub fn tables(&self) -> Vec<TableInfo> {
+        let mut v: Vec<&Table> = self.tables.values().collect();
+        // soif_tables is read in rowid order but the map forgets it; names are stable.
+        v.sort_by(|a, b| a.info.table.cmp(&b.info.table));
+        v.into_iter().map(|t| t.info.clone()).collect()
+    }
+
+    /// The table of one template, if it has one.
+    pub fn table(&self, template: &[u8]) -> Option<&TableInfo> {
+        self.tables.get(template).map(|t| &t.info)
+    }
+
+    /// True while a transaction opened by [`SqliteStore::begin`] is open.
+    pub fn in_transaction(&self) -> bool {
+        !self.conn.is_autocommit()
+    }
+
+    /// Opens a write transaction; until [`SqliteStore::commit`], writes are not visible
+    /// to others and a crash discards them all.
+    pub fn begin(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err("BEGIN", e))
+    }
+
+    /// Commits the open transaction.
+    pub fn commit(&mut self) -> Result<(), StoreError> {
+        if self.conn.is_autocommit() {
+            // SQLite rolled the transaction back on its own (disk full, I/O error): what
+            // this batch wrote is gone, so say so rather than pretend it committed.
+            self.reload()?;
+            return Err(StoreError::Layout {
+                path: self.path.clone(),
+                message: "the transaction was rolled back by SQLite before COMMIT".into(),
+            });
+        }
+        self.conn
+            .execute_batch("COMMIT")
+            .map_err(|e| self.err("COMMIT", e))
+    }
+
+    /// Rolls the open transaction back (and re-reads the column map, which may have
+    /// gained columns inside it).
+    pub fn rollback(&mut self) -> Result<(), StoreError> {
+        if !self.conn.is_autocommit() {
+            self.conn
+                .execute_batch("ROLLBACK")
+                .map_err(|e| self.err("ROLLBACK", e))?;
+        }
+        self.reload()
+    }
+
+    /// Runs `f` in the open transaction, or in one of its own.
+    fn in_write<T>(
+        &mut self,
+        f: impl FnOnce(&mut SqliteStore) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if self.in_transaction() {
+            return f(self);
+        }
+        self.begin()?;
+        match f(self) {
+            Ok(v) => {
+                self.commit()?;
+                Ok(v)
+            }
+            Err(e) => {
+                // The record's error is what matters; a failing rollback reloads anyway.
+                let _ = self.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs DDL and layout bookkeeping atomically inside the current transaction.
+    fn savepoint<T>(
+        &mut self,
+        context: &str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        self.conn
+            .execute_batch("SAVEPOINT soif_layout")
+            .map_err(|e| self.err(context, e))?;
+        match f(&self.conn) {
+            Ok(v) => {
+                self.conn
+                    .execute_batch("RELEASE soif_layout")
+                    .map_err(|e| self.err(context, e))?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self
+                    .conn
+                    .execute_batch("ROLLBACK TO soif_layout; RELEASE soif_layout");
+                Err(self.err(context, e))
+            }
+        }
+    }
+
+    /// Creates the table for `template` if there is none.
+    fn ensure_table(&mut self, template: &Bytes) -> Result<(), StoreError> {
+        if self.tables.contains_key(template) {
+            return Ok(());
+        }
+        if self.tables.len() >= MAX_TABLES {
+            return Err(StoreError::Rejected(format!(
+                "template {}: the store already has {MAX_TABLES} tables",
+                String::from_utf8_lossy(template)
+            )));
+        }
+        let base = match self
+            .schema
+            .as_ref()
+            .and_then(|s| s.table_name_for(template))
+        {
+            Some(n) => ident_text(n.as_bytes()),
+            None => ident_text(template),
+        };
+        let lower = base.to_ascii_lowercase();
+        let base = if lower.starts_with("sqlite_") || lower.starts_with("soif_") {
+            format!("t_{base}")
+        } else {
+            base
+        };
+        let name = unique_name(&base, &self.used_tables);
+        let sql = format!(
+            "CREATE TABLE {} (\"url\" TEXT PRIMARY KEY)",
+            quote_ident(&name)
+        );
+        let context = format!("creating table {name}");
+        self.savepoint(&context, |c| {
+            c.execute_batch(&sql)?;
+            c.execute(
+                "INSERT INTO soif_tables (template, table_name, created) VALUES (?1, ?2, ?3)",
+                params![key_param(template), name, now()],
+            )
+        })?;
+        self.used_tables.insert(name.to_ascii_lowercase());
+        let info = TableInfo {
+            template: template.clone(),
+            table: name,
+            columns: Vec::new(),
+        };
+        self.tables.insert(template.clone(), Table::new(info));
+        Ok(())
+    }
+
+    /// Adds columns for `names` (attributes the table does not have yet, in order).
+    fn add_columns(&mut self, template: &Bytes, names: &[Bytes]) -> Result<(), StoreError> {
+        let Some(table) = self.tables.get(template) else {
+            return Ok(());
+        };
+        if table.info.columns.len() + names.len() > MAX_COLUMNS {
+            return Err(StoreError::Rejected(format!(
+                "table {} would need {} columns for attribute {}; SQLite allows {}",
+                table.info.table,
+                table.info.columns.len() + names.len() + 1,
+                String::from_utf8_lossy(&names[names.len() - 1]),
+                MAX_COLUMNS + 1
+            )));
+        }
+        let mut used = table.used.clone();
+        let mut added = Vec::with_capacity(names.len());
+        for attr in names {
+            let entry = self.schema.as_ref().and_then(|s| s.entry(attr));
+            let base = match entry.and_then(|e| e.column_name.as_deref()) {
+                Some(n) => ident_text(n.as_bytes()),
+                None => ident_text(attr),
+            };
+            let column = unique_name(&base, &used);
+            used.insert(column.to_ascii_lowercase());
+            let data_type = entry.and_then(|e| e.data_type.clone());
+            added.push(ColumnInfo {
+                attribute: attr.clone(),
+                column,
+                sql_type: sql_type_for(data_type.as_deref()).to_string(),
+                data_type,
+            });
+        }
+        let table_name = table.info.table.clone();
+        let first_position = table.info.columns.len() + 1;
+        let context = format!("adding columns to {table_name}");
+        self.savepoint(&context, |c| {
+            for (i, col) in added.iter().enumerate() {
+                c.execute_batch(&format!(
+                    "ALTER TABLE {} ADD COLUMN {} {}",
+                    quote_ident(&table_name),
+                    quote_ident(&col.column),
+                    col.sql_type
+                ))?;
+                c.execute(
+                    "INSERT INTO soif_columns
+                     (table_name, position, attribute, column_name, sql_type, data_type)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        table_name,
+                        (first_position + i) as i64,
+                        key_param(&col.attribute),
+                        col.column,
+                        col.sql_type,
+                        col.data_type
+                    ],
+                )?;
+            }
+            Ok(())
+        })?;
+        if let Some(t) = self.tables.get_mut(template) {
+            let mut info = t.info.clone();
+            info.columns.extend(added);
+            *t = Table::new(info);
+        }
+        Ok(())
+    }
+
+    /// Stores a record: its row in its template's table becomes exactly the record
+    /// (creating the table and columns as needed). Records without a URL are rejected.
+    pub fn upsert(&mut self, record: &Record) -> Result<(), StoreError> {
+        if record.has_no_url() || record.url.is_empty() {
+            return Err(StoreError::Rejected(
+                "record has no URL (`-`); sqlite tables are keyed on url".into(),
+            ));
+        }
+        self.in_write(|s| s.upsert_in_tx(record))
+    }
+
+    fn upsert_in_tx(&mut self, record: &Record) -> Result<(), StoreError> {
+        self.ensure_table(&record.template)?;
+        let missing = {
+            let Some(table) = self.tables.get(&record.template) else {
+                return Ok(());
+            };
+            let mut missing: Vec<Bytes> = Vec::new();
+            for a in &record.attributes {
+                if !table.by_attr.contains_key(&a.name) && !missing.contains(&a.name) {
+                    missing.push(a.name.clone());
+                }
+            }
+            missing
+        };
+        if !missing.is_empty() {
+            self.add_columns(&record.template, &missing)?;
+        }
+        let Some(table) = self.tables.get(&record.template) else {
+            return Ok(());
+        };
+        let ncols = table.info.columns.len();
+        // Which attributes go to each column (usually exactly one or none).
+        let mut first: Vec<Option<usize>> = vec![None; ncols];
+        let mut repeated = false;
+        let mut col_of = Vec::with_capacity(record.attributes.len());
+        for (i, a) in record.attributes.iter().enumerate() {
+            let c = table.by_attr.get(&a.name).copied();
+            if let Some(c) = c {
+                if first[c].is_some() {
+                    repeated = true;
+                } else {
+                    first[c] = Some(i);
+                }
+            }
+            col_of.push(c);
+        }
+        let mut params: Vec<ToSqlOutput<'_>> = Vec::with_capacity(ncols + 1);
+        params.push(key_param(&record.url));
+        for (c, slot) in first.iter().enumerate() {
+            let Some(i) = *slot else {
+                params.push(ToSqlOutput::Owned(SqlValue::Null));
+                continue;
+            };
+            let count = if repeated {
+                col_of.iter().filter(|&&x| x == Some(c)).count()
+            } else {
+                1
+            };
+            if count > 1 {
+                // The same name several times in one record: a JSON array, nothing dropped.
+                let items: Vec<serde_json::Value> = record
+                    .attributes
+                    .iter()
+                    .zip(&col_of)
+                    .filter(|(_, x)| **x == Some(c))
+                    .map(|(a, _)| to_json(&a.value, self.charset))
+                    .collect();
+                params.push(ToSqlOutput::Owned(SqlValue::Text(
+                    serde_json::Value::Array(items).to_string(),
+                )));
+            } else {
+                params.push(self.value_param(&record.attributes[i].value));
+            }
+        }
+        let sql = &table.upsert_sql;
+        let table_name = &table.info.table;
+        let result = self
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut st| st.execute(rusqlite::params_from_iter(params.iter())));
+        if let Err(e) = result {
+            return Err(self.err(&format!("upserting into {table_name}"), e));
+        }
+        if self.deletions_exist {
+            self.conn
+                .prepare_cached("DELETE FROM soif_deletions WHERE template = ?1 AND url = ?2")
+                .and_then(|mut st| {
+                    st.execute(params![key_param(&record.template), key_param(&record.url)])
+                })
+                .map_err(|e| self.err("clearing soif_deletions", e))?;
+        }
+        Ok(())
+    }
+
+    fn value_param<'a>(&self, value: &'a Value) -> ToSqlOutput<'a> {
+        match value {
+            Value::Bytes(b) => match std::str::from_utf8(b) {
+                Ok(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+                Err(_) => match self.charset {
+                    Charset::Latin1 => {
+                        ToSqlOutput::Owned(SqlValue::Text(b.iter().map(|&c| c as char).collect()))
+                    }
+                    Charset::Utf8 => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+                },
+            },
+            other => ToSqlOutput::Owned(SqlValue::Text(to_json(other, self.charset).to_string())),
+        }
+    }
+
+    /// Deletes the row for `url` from `template`'s table (from every table when
+    /// `template` is `None`) and remembers the deletion in `soif_deletions` (under every
+    /// known template when `None`). Returns the number of rows deleted.
+    pub fn delete(&mut self, template: Option<&[u8]>, url: &[u8]) -> Result<usize, StoreError> {
+        self.delete_in_run(template, url, None)
+    }
+
+    fn delete_in_run(
+        &mut self,
+        template: Option<&[u8]>,
+        url: &[u8],
+        run_id: Option<i64>,
+    ) -> Result<usize, StoreError> {
+        self.in_write(|s| {
+            let targets: Vec<(Bytes, Option<String>)> = match template {
+                Some(t) => vec![(
+                    Bytes::copy_from_slice(t),
+                    s.tables.get(t).map(|x| x.info.table.clone()),
+                )],
+                None => s
+                    .tables
+                    .values()
+                    .map(|x| (x.info.template.clone(), Some(x.info.table.clone())))
+                    .collect(),
+            };
+            let mut deleted = 0;
+            let when = now();
+            for (tmpl, table) in targets {
+                if let Some(table) = table {
+                    let sql = format!("DELETE FROM {} WHERE \"url\" = ?1", quote_ident(&table));
+                    deleted += s
+                        .conn
+                        .prepare_cached(&sql)
+                        .and_then(|mut st| st.execute([key_param(url)]))
+                        .map_err(|e| s.err(&format!("deleting from {table}"), e))?;
+                }
+                s.conn
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO soif_deletions (template, url, deleted, run_id)
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut st| {
+                        st.execute(params![key_param(&tmpl), key_param(url), when, run_id])
+                    })
+                    .map_err(|e| s.err("recording the deletion", e))?;
+                s.deletions_exist = true;
+            }
+            Ok(deleted)
+        })
+    }
+
+    /// The stored record for `url` in `template`'s table (see
+    /// [`TableInfo::record_from_row`] for how values come back).
+    pub fn get(&self, template: &[u8], url: &[u8]) -> Result<Option<Record>, StoreError> {
+        let Some(t) = self.tables.get(template) else {
+            return Ok(None);
+        };
+        let sql = format!("{} WHERE \"url\" = ?1", t.info.select_sql());
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut st| {
+                st.query_row([key_param(url)], |row| t.info.record_from_row(row))
+                    .optional()
+            })
+            .map_err(|e| self.err(&format!("reading {}", t.info.table), e))
+    }
+
+    /// Starts a run: a `soif_runs` row with status `running`, committed at once so that
+    /// even a killed run is on record. Returns its id.
+    pub fn begin_run(&mut self, inputs: &[String]) -> Result<i64, StoreError> {
+        let inputs = serde_json::to_string(inputs).unwrap_or_else(|_| "[]".to_string());
+        self.in_write(|s| {
+            s.conn
+                .execute(
+                    "INSERT INTO soif_runs (inputs, started, status) VALUES (?1, ?2, 'running')",
+                    params![inputs, now()],
+                )
+                .map_err(|e| s.err("recording the run", e))?;
+            Ok(s.conn.last_insert_rowid())
+        })
+    }
+
+    /// Updates a run's counts; with `status` (`ok`, `failed`) also marks it finished.
+    pub fn update_run(
+        &mut self,
+        id: i64,
+        counts: RunCounts,
+        status: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let finished = status.map(|_| now());
+        self.in_write(|s| {
+            s.conn
+                .prepare_cached(
+                    "UPDATE soif_runs SET records = ?2, upserted = ?3, deleted = ?4,
+                     rejected = ?5, finished = COALESCE(?6, finished),
+                     status = COALESCE(?7, status) WHERE id = ?1",
+                )
+                .and_then(|mut st| {
+                    st.execute(params![
+                        id,
+                        counts.records as i64,
+                        counts.upserted as i64,
+                        counts.deleted as i64,
+                        counts.rejected as i64,
+                        finished,
+                        status
+                    ])
+                })
+                .map_err(|e| s.err("updating soif_runs", e))?;
+            Ok(())
+        })
+    }
+}
+
+/// The `sqlite` sink: writes each record through a [`SqliteStore`], `batch_size` records
+/// per transaction, and keeps the run's `soif_runs` row up to date.
+pub struct SqliteSink {
+    store: SqliteStore,
+    run_id: i64,
+    batch_size: usize,
+    pending: usize,
+    counts: RunCounts,
+}
+
+impl SqliteSink {
+    /// Opens the database and records the start of a run.
+    pub fn open(
+        path: &Path,
+        opts: StoreOptions,
+        batch_size: usize,
+        inputs: &[String],
+    ) -> Result<SqliteSink, Error> {
+        let store = SqliteStore::open_with(path, opts).map_err(store_fatal)?;
+        SqliteSink::new(store, batch_size, inputs)
+    }
+
+    /// A sink writing through an open store.
+    pub fn new(
+        mut store: SqliteStore,
+        batch_size: usize,
+        inputs: &[String],
+    ) -> Result<SqliteSink, Error> {
+        let run_id = store.begin_run(inputs).map_err(store_fatal)?;
+        Ok(SqliteSink {
+            store,
+            run_id,
+            batch_size: batch_size.max(1),
+            pending: 0,
+            counts: RunCounts::default(),
+        })
+    }
+
+    /// The store (for tests and for callers that want to query after `finish`).
+    pub fn store(&self) -> &SqliteStore {
+        &self.store
+    }
+
+    /// This run's id in `soif_runs`.
+    pub fn run_id(&self) -> i64 {
+        self.run_id
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> RunCounts {
+        self.counts
+    }
+
+    fn commit_batch(&mut self, status: Option<&str>) -> Result<(), Error> {
+        if !self.store.in_transaction() {
+            self.store.begin().map_err(store_fatal)?;
+        }
+        self.store
+            .update_run(self.run_id, self.counts, status)
+            .map_err(store_fatal)?;
+        self.store.commit().map_err(store_fatal)?;
+        self.pending = 0;
+        Ok(())
+    }
+}
+
+fn store_fatal(e: StoreError) -> Error {
+    Error::Fatal(e.to_string())
+}
+
+/// Where a record came from, for messages.
+fn locate(record: &Record) -> String {
+    match &record.position {
+        Some(p) if p.url.is_some() => p.to_string(),
+        Some(p) => format!("{p} ({})", record.url_str()),
+        None => record.url_str().into_owned(),
+    }
+}
+
+impl Sink for SqliteSink {
+    fn name(&self) -> &str {
+        "sqlite"
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        if !self.store.in_transaction() {
+            self.store
+                .begin()
+                .map_err(|e| SinkError::Fatal(store_fatal(e)))?;
+        }
+        self.counts.records += 1;
+        let result = match record.action {
+            Some(Action::Delete) => self
+                .store
+                .delete_in_run(Some(&record.template), &record.url, Some(self.run_id))
+                .map(|_| self.counts.deleted += 1),
+            _ => self
+                .store
+                .upsert(record)
+                .map(|()| self.counts.upserted += 1),
+        };
+        if let Err(e) = result {
+            if e.is_record_error() {
+                self.counts.rejected += 1;
+                return Err(SinkError::Rejected(format!("{}: {e}", locate(record))));
+            }
+            return Err(SinkError::Fatal(Error::Fatal(format!(
+                "{}: {e}",
+                locate(record)
+            ))));
+        }
+        self.pending += 1;
+        if self.pending >= self.batch_size {
+            self.commit_batch(None)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        self.commit_batch(Some("ok"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem() -> SqliteStore {
+        SqliteStore::open_in_memory(StoreOptions::default()).unwrap()
+    }
+
+    fn count(store: &SqliteStore, sql: &str) -> i64 {
+        store.connection().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn quoting_and_names() {
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        let used = HashSet::from(["url".to_string(), "title".to_string(), "title_2".into()]);
+        assert_eq!(unique_name("Title", &used), "Title_3");
+        assert_eq!(unique_name("URL", &used), "URL_2");
+        assert_eq!(unique_name("Type", &used), "Type");
+        assert_eq!(ident_text(b"a\0b"), "a_b");
+        assert_eq!(sql_type_for(Some("varchar")), "TEXT");
+        assert_eq!(sql_type_for(Some("INT")), "INTEGER");
+        assert_eq!(sql_type_for(Some("decimal(10,2)")), "NUMERIC");
+        assert_eq!(sql_type_for(Some("blob")), "BLOB");
+        assert_eq!(sql_type_for(None), "TEXT");
+    }
+
+    #[test]
+    fn columns_added_as_attributes_appear_and_rows_replaced() {
+        let mut s = mem();
+        s.upsert(&Record::new("FILE", "u1").with("Title", "a"))
+            .unwrap();
+        s.upsert(
+            &Record::new("FILE", "u2")
+                .with("Type", "HTML")
+                .with("Title", "b"),
+        )
+        .unwrap();
+        // u1 again without Title: the row becomes exactly the record.
+        s.upsert(&Record::new("FILE", "u1").with("Type", "Text"))
+            .unwrap();
+        let t = s.table(b"FILE").unwrap();
+        let cols: Vec<_> = t.columns.iter().map(|c| c.column.as_str()).collect();
+        assert_eq!(cols, ["Title", "Type"]);
+        let back = s.get(b"FILE", b"u1").unwrap().unwrap();
+        assert_eq!(back.get_str("Type"), Some("Text"));
+        assert!(back.get("Title").is_none());
+        assert_eq!(count(&s, "SELECT count(*) FROM FILE"), 2);
+    }
+
+    #[test]
+    fn hostile_names_and_case_collisions() {
+        let mut s = mem();
+        let r = Record::new("soif_runs", "u")
+            .with("url", "x")
+            .with("Title", "1")
+            .with("TITLE", "2")
+            .with("a\"; DROP TABLE x; --", "3");
+        s.upsert(&r).unwrap();
+        let t = s.table(b"soif_runs").unwrap().clone();
+        assert_eq!(t.table, "t_soif_runs");
+        let cols: Vec<_> = t.columns.iter().map(|c| c.column.as_str()).collect();
+        assert_eq!(cols, ["url_2", "Title", "TITLE_2", "a\"; DROP TABLE x; --"]);
+        let back = s.get(b"soif_runs", b"u").unwrap().unwrap();
+        assert_eq!(back.attributes, r.attributes);
+        // Templates differing only in case get their own tables.
+        s.upsert(&Record::new("file", "u")).unwrap();
+        s.upsert(&Record::new("FILE", "u")).unwrap();
+        assert_eq!(s.table(b"FILE").unwrap().table, "FILE_2");
+    }
+
+    #[test]
+    fn blobs_lists_and_repeats() {
+        let mut s = mem();
+        let r = Record::new("FILE", "u")
+            .with("Bin", Value::from(vec![0xff, 0x00, 0x41]))
+            .with("Author", Value::List(vec!["A".into(), "B".into()]))
+            .with("K", "1")
+            .with("K", "2");
+        s.upsert(&r).unwrap();
+        let (bin, typ): (Vec<u8>, String) = s
+            .connection()
+            .query_row("SELECT Bin, typeof(Bin) FROM FILE", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(
+            (bin.as_slice(), typ.as_str()),
+            (&[0xff, 0x00, 0x41][..], "blob")
+        );
+        let (a, k): (String, String) = s
+            .connection()
+            .query_row("SELECT Author, K FROM FILE", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(a, r#"["A","B"]"#);
+        assert_eq!(k, r#"["1","2"]"#);
+    }
+
+    #[test]
+    fn no_url_is_rejected() {
+        let mut s = mem();
+        let e = s.upsert(&Record::new("SCHEMA", "-")).unwrap_err();
+        assert!(e.is_record_error());
+        assert!(e.to_string().contains("no URL"), "{e}");
+    }
+
+    #[test]
+    fn delete_and_remember() {
+        let mut s = mem();
+        s.upsert(&Record::new("FILE", "u").with("T", "x")).unwrap();
+        assert_eq!(s.delete(Some(b"FILE"), b"u").unwrap(), 1);
+        assert_eq!(s.delete(Some(b"FILE"), b"u").unwrap(), 0);
+        assert_eq!(count(&s, "SELECT count(*) FROM soif_deletions"), 1);
+        s.upsert(&Record::new("FILE", "u").with("T", "y")).unwrap();
+        assert_eq!(count(&s, "SELECT count(*) FROM soif_deletions"), 0);
+        assert_eq!(s.delete(None, b"u").unwrap(), 1);
+    }
+
+    #[test]
+    fn schema_types_and_names() {
+        let schema = SchemaColumns::from_record(
+            &Record::new("SCHEMA", "-")
+                .with("Schema-Name", "FILE")
+                .with("SOIF-Attribute-1", "File-Size")
+                .with("Data-Type-1", "int")
+                .with("Column-Name-1", "size")
+                .with("Table-Name-1", "files"),
+        );
+        let mut s = SqliteStore::open_in_memory(StoreOptions {
+            schema: Some(schema),
+            charset: Charset::Utf8,
+        })
+        .unwrap();
+        s.upsert(&Record::new("FILE", "u").with("File-Size", "164373"))
+            .unwrap();
+        let (v, t): (i64, String) = s
+            .connection()
+            .query_row("SELECT size, typeof(size) FROM files", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((v, t.as_str()), (164373, "integer"));
+        let back = s.get(b"FILE", b"u").unwrap().unwrap();
+        assert_eq!(back.get_str("File-Size"), Some("164373"));
+    }
+
+    #[test]
+    fn too_many_columns_is_a_record_error() {
+        let mut s = mem();
+        let mut r = Record::new("FILE", "u");
+        for i in 0..=MAX_COLUMNS {
+            r.push(&format!("A{i}"), "x");
+        }
+        let e = s.upsert(&r).unwrap_err();
+        assert!(e.is_record_error(), "{e}");
+        // The store goes on, and nothing of the rejected record was added.
+        s.upsert(&Record::new("FILE", "v").with("B", "y")).unwrap();
+        assert_eq!(s.table(b"FILE").unwrap().columns.len(), 1);
+    }
+}
