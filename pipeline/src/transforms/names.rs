@@ -12,6 +12,9 @@
 //! (`Author-1`, `Author-12`), so that writing the number back gives the same name.
 //! `Version-01` or `Part-0` are plain names.
 
+use bytes::Bytes;
+use soif_codecs::Record;
+
 /// A numeric suffix larger than this is treated as part of the name; it keeps the
 /// number in a `u64` and out of pathological data's way.
 const MAX_SUFFIX_DIGITS: usize = 18;
@@ -72,6 +75,28 @@ pub fn base_name(name: &[u8]) -> &[u8] {
 /// the suffix (`Author-2`) matches that identifier exactly (ignoring case).
 pub fn attribute_matches(query: &[u8], name: &[u8]) -> bool {
     name.eq_ignore_ascii_case(query) || base_name(name).eq_ignore_ascii_case(query)
+}
+
+/// Every plain value of the attributes that match `query` (RFC 2655 §4), in record order:
+/// `author` finds `Author-1`, `Author-2`, or the items of a collapsed `Author` list.
+pub fn values_matching<'a>(record: &'a Record, query: &[u8]) -> Vec<&'a Bytes> {
+    record
+        .attributes
+        .iter()
+        .filter(|a| attribute_matches(query, &a.name))
+        .flat_map(|a| a.value.leaves())
+        .collect()
+}
+
+/// True when `query` names the record's URL (`URL`, any case): RDM views count the URL
+/// as an attribute.
+pub fn is_url(query: &[u8]) -> bool {
+    query.eq_ignore_ascii_case(b"url")
+}
+
+/// Lower-cases ASCII letters, leaving every other byte alone (values are not UTF-8).
+pub fn ascii_lower(bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(u8::to_ascii_lowercase).collect()
 }
 
 #[cfg(test)]

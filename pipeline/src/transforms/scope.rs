@@ -1,0 +1,168 @@
+//! `since:DATE`: the RDM gatherer scope `since <HTTP date>` (seed `000_…txt`,
+//! "RDM-Query-Language: Gatherer": "send any RD which has been modified since a given
+//! date").
+//!
+//! DATE is any form [`super::dates`] reads: `since:Sun, 06 Nov 1994 08:49:37 GMT`,
+//! `since:1994-11-06`, `since:784111777`. A record is kept when its modification time is
+//! **at or after** DATE. Its modification time is the latest of the values of
+//! `Last-Modification-Time`, `Last-Modified` and `Update-Time` (names matched as in
+//! RFC 2655 §4; Unix seconds or HTTP dates, as Harvest and RDM wrote them).
+//!
+//! A record without any of those dates, or whose dates cannot be read, cannot be shown to
+//! be modified since DATE and is left out; how many were, and one example, is reported
+//! as a warning at the end so that nothing disappears silently.
+
+use super::dates::{self, When};
+use super::names::values_matching;
+use crate::{Emit, Error, Transform};
+use soif_codecs::Record;
+
+/// The attributes that carry a record's modification time, in RDM and Harvest data.
+pub const DATE_ATTRIBUTES: &[&str] = &["Last-Modification-Time", "Last-Modified", "Update-Time"];
+
+/// The `since` transform.
+#[derive(Debug)]
+pub struct Since {
+    since: When,
+    undated: u64,
+    unreadable: u64,
+    example: Option<String>,
+}
+
+impl Since {
+    /// From the argument, a date in any form [`dates::parse`] accepts.
+    pub fn parse(arg: &str) -> Result<Since, Error> {
+        let since = dates::parse(arg.trim().as_bytes()).ok_or_else(|| {
+            Error::Config(format!(
+                "since: cannot read the date `{arg}` (use an HTTP date such as \
+                 `Sun, 06 Nov 1994 08:49:37 GMT`, an ISO date such as `1994-11-06`, \
+                 or Unix seconds)"
+            ))
+        })?;
+        Ok(Since::new(since))
+    }
+
+    /// Keeps records modified at or after `since`.
+    pub fn new(since: When) -> Since {
+        Since {
+            since,
+            undated: 0,
+            unreadable: 0,
+            example: None,
+        }
+    }
+
+    /// The record's modification time: the latest readable date among
+    /// [`DATE_ATTRIBUTES`]. `Err(true)` when dates are present but none is readable,
+    /// `Err(false)` when there are none.
+    pub fn modified(record: &Record) -> Result<i64, bool> {
+        let mut latest: Option<i64> = None;
+        let mut seen = false;
+        for name in DATE_ATTRIBUTES {
+            for v in values_matching(record, name.as_bytes()) {
+                seen = true;
+                if let Some(t) = dates::parse(v) {
+                    latest = Some(latest.map_or(t.unix(), |l| l.max(t.unix())));
+                }
+            }
+        }
+        latest.ok_or(seen)
+    }
+}
+
+impl Transform for Since {
+    fn name(&self) -> &str {
+        "since"
+    }
+
+    fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        match Since::modified(&record) {
+            Ok(t) if t >= self.since.unix() => out.emit(record),
+            Ok(_) => Ok(()),
+            Err(present) => {
+                if present {
+                    self.unreadable += 1;
+                } else {
+                    self.undated += 1;
+                }
+                if self.example.is_none() {
+                    self.example = Some(match &record.position {
+                        Some(p) => p.to_string(),
+                        None => record.url_str().into_owned(),
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn Emit) -> Result<(), Error> {
+        if self.undated + self.unreadable > 0 {
+            out.warn(format!(
+                "since: left out {} record(s) without {} and {} whose dates could not be \
+                 read (first: {})",
+                self.undated,
+                DATE_ATTRIBUTES.join(" / "),
+                self.unreadable,
+                self.example.as_deref().unwrap_or("-"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Collect;
+
+    #[test]
+    fn gatherer_scope_example() {
+        // Seed 000: "Scope{34}: since Sun, 06 Nov 1994 08:49:37 GMT".
+        let mut t = Since::parse("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        let mut out = Collect::default();
+        // Seed 004's records: Last-Modification-Time 774988159 (July 1994) - too old.
+        let old = Record::new("FILE", "ftp://ecrc.de/x.ps.Z")
+            .with("Last-Modification-Time", "774988159")
+            .with("Update-Time", "774988159");
+        // RFC 2655 §6: "Last-Modified{31}: Tuesday, 11-Jun-96 19:18:44 GMT".
+        let new = Record::new(
+            "DOCUMENT",
+            "http://www.nissanmotors.com/1996/300ZX/pictures/300zx.jpg",
+        )
+        .with("Last-Modified", "Tuesday, 11-Jun-96 19:18:44 GMT");
+        let exact = Record::new("DOCUMENT", "http://e/")
+            .with("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT");
+        let undated = Record::new("DOCUMENT", "http://home.netscape.com:80/");
+        let bad = Record::new("DOCUMENT", "http://b/").with("Update-Time", "yesterday");
+        for r in [old, new.clone(), exact.clone(), undated, bad] {
+            t.apply(r, &mut out).unwrap();
+        }
+        t.finish(&mut out).unwrap();
+        assert_eq!(out.records, vec![new, exact]);
+        assert_eq!(out.warnings.len(), 1);
+        assert!(
+            out.warnings[0].contains("1 record(s) without"),
+            "{}",
+            out.warnings[0]
+        );
+        assert!(
+            out.warnings[0].contains("and 1 whose"),
+            "{}",
+            out.warnings[0]
+        );
+        assert!(out.warnings[0].contains("http://home.netscape.com:80/"));
+    }
+
+    #[test]
+    fn latest_date_counts_and_iso_argument() {
+        let mut t = Since::parse("1995-01-01").unwrap();
+        let mut out = Collect::default();
+        let r = Record::new("FILE", "-")
+            .with("Last-Modification-Time", "774988159")
+            .with("Update-Time", "820454400"); // 1996-01-01
+        t.apply(r.clone(), &mut out).unwrap();
+        assert_eq!(out.records, vec![r]);
+        assert!(Since::parse("someday").is_err_and(|e| e.is_config()));
+    }
+}
