@@ -4,12 +4,14 @@
 //! transforms themselves (one module each under [`transforms`]) and the engine that joins
 //! the stages with bounded channels.
 
+pub mod engine;
 pub mod error;
 pub mod sink;
 pub mod source;
 pub mod transform;
 pub mod transforms;
 
+pub use engine::{Engine, EngineOptions, ErrorPolicy, Observer, Summary};
 pub use error::Error;
 pub use sink::{Sink, SinkError};
 pub use source::{Input, InputData, Rejection, Source};

@@ -1,0 +1,792 @@
+//! The engine: source → SOIF decoder → transforms → sinks, as stages joined by bounded
+//! channels.
+//!
+//! ```text
+//!  Source ──bytes──▶ decode (async task: FramedRead + SoifDecoder)
+//!                      │  batches of records and rejections, channel of CHANNEL_BATCHES
+//!                      ▼
+//!                    transforms (blocking thread): counts, error policy, -t chain
+//!                      │  Arc'd batches, one bounded channel per sink (broadcast)
+//!                      ▼
+//!                    sink 1 … sink N (a blocking thread each)
+//! ```
+//!
+//! Every channel is bounded, so a slow sink slows the decoder down instead of growing a
+//! queue, and memory stays at a few batches per stage (a batch is at most
+//! [`EngineOptions::batch_records`] records or [`BATCH_BYTES`] bytes, plus one record).
+//! Decoding and encoding run on different threads, so they overlap on two cores; each
+//! stage handles records in order, so the output order is the input order.
+//!
+//! ```
+//! use soif_pipeline::engine::{Engine, EngineOptions};
+//! use soif_pipeline::source::BytesSource;
+//! # let rt = tokio::runtime::Runtime::new().unwrap();
+//! # rt.block_on(async {
+//! let source = BytesSource::new("mem", &b"@FILE { http://x/\nTitle{1}:\tT\n}\n"[..]);
+//! let summary = Engine::new(EngineOptions::default())
+//!     .run(Box::new(source), Vec::new(), Vec::new())
+//!     .await
+//!     .unwrap();
+//! assert_eq!((summary.records_in, summary.records_out), (1, 1));
+//! # });
+//! ```
+//!
+//! ## Counting
+//! `records_in = records_out + rejected + filtered`, where
+//! - `records_in`: records the decoder (or a record source) produced, good or bad;
+//! - `rejected`: records refused by the decoder, a transform (`validate`) or a sink, each
+//!   counted once even if several sinks refuse it;
+//! - `filtered`: records the transforms dropped on purpose (`match`, `since`, `hits`,
+//!   `dedupe`);
+//! - `records_out`: records every sink accepted.
+//!
+//! With `--on-error quarantine` the quarantine file receives, for each rejected record,
+//! its original bytes ([`Rejection::raw`]); a record whose bytes were not kept (one over
+//! `--max-record-size`, skipped unbuffered) is counted in [`Summary::not_quarantined`].
+//! Records built in code or by a transform that have no original bytes are written as
+//! canonical SOIF.
+
+use crate::source::{InputData, Rejection, Source};
+use crate::{Emit, Error, Sink, SinkError, Transform};
+use futures::{FutureExt, StreamExt};
+use soif_codecs::soif::{DecoderOptions, SoifDecoder};
+use soif_codecs::Record;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_util::codec::FramedRead;
+
+/// A batch is sent on when it holds this many bytes of records.
+pub const BATCH_BYTES: usize = 1 << 20;
+/// Batches a channel holds before its sender waits.
+pub const CHANNEL_BATCHES: usize = 4;
+/// Read buffer of the decoder.
+const READ_CAPACITY: usize = 256 * 1024;
+
+/// What happens to a record that cannot be converted (SPEC §6).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ErrorPolicy {
+    /// Stop at the first bad record (exit status 1).
+    #[default]
+    Fail,
+    /// Count it, report it on stderr, go on (exit status 3 at the end).
+    Skip,
+    /// As `Skip`, and append its original bytes to this file.
+    Quarantine(PathBuf),
+}
+
+impl ErrorPolicy {
+    /// `fail`, `skip`, or `quarantine` with its file.
+    pub fn parse(name: &str, quarantine: Option<PathBuf>) -> Result<ErrorPolicy, Error> {
+        match (name, quarantine) {
+            ("fail", None) => Ok(ErrorPolicy::Fail),
+            ("skip", None) => Ok(ErrorPolicy::Skip),
+            ("quarantine", Some(p)) => Ok(ErrorPolicy::Quarantine(p)),
+            ("quarantine", None) => Err(Error::Config(
+                "--on-error quarantine needs --quarantine FILE".to_string(),
+            )),
+            ("fail" | "skip", Some(_)) => Err(Error::Config(
+                "--quarantine FILE goes with --on-error quarantine".to_string(),
+            )),
+            (other, _) => Err(Error::Config(format!(
+                "unknown error policy `{other}` (fail, skip or quarantine)"
+            ))),
+        }
+    }
+}
+
+/// Where the engine reports progress, warnings and rejected records (the CLI prints
+/// them; a server may log them). Every method has a silent default.
+pub trait Observer: Send + Sync {
+    /// Called after every batch read, from the decoding task: keep it cheap.
+    fn progress(&self, _progress: &Progress) {}
+    /// A repair made in lenient mode, a transform's or a sink's warning.
+    fn warning(&self, _message: &str) {}
+    /// A record rejected under `skip` or `quarantine`, with the reason and position.
+    fn rejected(&self, _message: &str) {}
+}
+
+/// A progress report.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Bytes read from the inputs as stored.
+    pub bytes: u64,
+    /// All inputs' size, when known.
+    pub total_bytes: Option<u64>,
+    /// Records (and rejected records) decoded so far.
+    pub records: u64,
+}
+
+/// How the engine runs.
+#[derive(Clone)]
+pub struct EngineOptions {
+    pub policy: ErrorPolicy,
+    /// `max_record_size` and `lenient`; `input` is set per input by the engine.
+    pub decoder: DecoderOptions,
+    /// Records per batch between stages.
+    pub batch_records: usize,
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            policy: ErrorPolicy::Fail,
+            decoder: DecoderOptions::default(),
+            batch_records: 256,
+            observer: None,
+        }
+    }
+}
+
+impl fmt::Debug for EngineOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineOptions")
+            .field("policy", &self.policy)
+            .field("decoder", &self.decoder)
+            .field("batch_records", &self.batch_records)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The counts of a run (see the module doc for how they relate).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub records_in: u64,
+    pub records_out: u64,
+    pub rejected: u64,
+    pub filtered: u64,
+    /// Records that needed at least one lenient repair.
+    pub repaired: u64,
+    pub warnings: u64,
+    /// Rejected records whose bytes went to the quarantine file.
+    pub quarantined: u64,
+    /// Rejected records whose bytes were not kept (see the module doc).
+    pub not_quarantined: u64,
+    /// Bytes read from the inputs as stored.
+    pub bytes: u64,
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    /// Input throughput in MB/s (10^6 bytes).
+    pub fn mb_per_sec(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 {
+            self.bytes as f64 / 1e6 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+impl fmt::Display for Summary {
+    /// `1000 records in, 990 out, 10 rejected, 0 filtered, 3 repaired; 12.3 MB in 0.52 s (23.6 MB/s)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} records in, {} out, {} rejected, {} filtered, {} repaired; {:.1} MB in {:.2} s ({:.1} MB/s)",
+            self.records_in,
+            self.records_out,
+            self.rejected,
+            self.filtered,
+            self.repaired,
+            self.bytes as f64 / 1e6,
+            self.elapsed.as_secs_f64(),
+            self.mb_per_sec()
+        )
+    }
+}
+
+/// Runs pipelines (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    opts: EngineOptions,
+}
+
+/// What the decoder hands the transform stage.
+enum Item {
+    Record(Record),
+    Rejected(Rejection),
+}
+
+/// Records on their way to the sinks, numbered so a record refused by several sinks is
+/// counted once.
+struct OutBatch {
+    first_seq: u64,
+    records: Vec<Record>,
+}
+
+impl Engine {
+    pub fn new(opts: EngineOptions) -> Engine {
+        Engine { opts }
+    }
+
+    /// Reads `source` to the end through `transforms` into every sink, and returns the
+    /// counts. An `Err` is a failed run: an I/O error, a sink that cannot go on, or a
+    /// rejected record under [`ErrorPolicy::Fail`]. Sinks are finished (flushed) in any
+    /// case unless they failed themselves.
+    pub async fn run(
+        &self,
+        source: Box<dyn Source>,
+        transforms: Vec<Box<dyn Transform>>,
+        sinks: Vec<Box<dyn Sink>>,
+    ) -> Result<Summary, Error> {
+        let start = Instant::now();
+        let shared = Arc::new(Shared::new(&self.opts, sinks.len())?);
+
+        // Sinks: one blocking thread and one bounded channel each.
+        let mut sink_txs = Vec::with_capacity(sinks.len());
+        let mut sink_tasks = Vec::with_capacity(sinks.len());
+        for (index, sink) in sinks.into_iter().enumerate() {
+            let (tx, rx) = mpsc::channel::<Arc<OutBatch>>(CHANNEL_BATCHES);
+            sink_txs.push(tx);
+            let shared = shared.clone();
+            sink_tasks.push(tokio::task::spawn_blocking(move || {
+                sink_stage(index, sink, rx, &shared)
+            }));
+        }
+
+        // Transforms: one blocking thread.
+        let (decoded_tx, decoded_rx) = mpsc::channel::<Vec<Item>>(CHANNEL_BATCHES);
+        let transform_task = {
+            let shared = shared.clone();
+            tokio::task::spawn_blocking(move || {
+                transform_stage(transforms, decoded_rx, sink_txs, &shared)
+            })
+        };
+
+        // Decoding, here in the calling task.
+        let (decoded, bytes) = self.decode_stage(source, decoded_tx).await;
+
+        let transformed = join(transform_task).await;
+        let mut sink_results = Vec::with_capacity(sink_tasks.len());
+        for task in sink_tasks {
+            sink_results.push(join(task).await);
+        }
+        // The first failure in pipeline order is the cause; the other stages stopped
+        // quietly because their neighbour went away.
+        decoded?;
+        let counts = transformed?;
+        for r in sink_results {
+            r?;
+        }
+        shared.finish_quarantine()?;
+
+        let rejects = shared.rejects();
+        let records_out = counts
+            .emitted
+            .saturating_sub(rejects.sink_rejected_distinct);
+        Ok(Summary {
+            records_in: counts.records_in,
+            records_out,
+            rejected: rejects.rejected,
+            filtered: counts
+                .records_in
+                .saturating_sub(counts.emitted + counts.rejected_before_sinks),
+            repaired: counts.repaired,
+            warnings: counts.warnings + shared.sink_warnings(),
+            quarantined: rejects.quarantined,
+            not_quarantined: rejects.not_quarantined,
+            bytes,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// Source → decoder: reads every input in turn and sends batches of records and
+    /// rejections down `tx`. Returns the bytes read.
+    async fn decode_stage(
+        &self,
+        mut source: Box<dyn Source>,
+        tx: mpsc::Sender<Vec<Item>>,
+    ) -> (Result<(), Error>, u64) {
+        let mut batch = Batcher::new(self.opts.batch_records, tx, &self.opts.observer);
+        let result = async {
+            while let Some(input) = source.next_input().await? {
+                match input.data {
+                    InputData::Soif(reader) => {
+                        let mut opts = self.opts.decoder.clone();
+                        opts.input = Some(input.name.clone());
+                        let mut frames = FramedRead::with_capacity(
+                            reader,
+                            SoifDecoder::new(opts),
+                            READ_CAPACITY,
+                        );
+                        loop {
+                            // Take what is ready without waiting; before waiting for
+                            // more input, pass on what we have (a slow pipe's records
+                            // are not held back until a batch fills).
+                            let next = match frames.next().now_or_never() {
+                                Some(next) => next,
+                                None => {
+                                    if !batch.flush(&*source).await {
+                                        return Ok(());
+                                    }
+                                    frames.next().await
+                                }
+                            };
+                            let item = match next {
+                                None => break,
+                                Some(Ok(Ok(record))) => Item::Record(record),
+                                Some(Ok(Err(e))) => Item::Rejected(e.into()),
+                                Some(Err(e)) => return Err(Error::io(input.name.to_string(), e)),
+                            };
+                            if !batch.push(item, &*source).await {
+                                return Ok(());
+                            }
+                        }
+                    }
+                    InputData::Records(mut stream) => loop {
+                        let next = match stream.next().now_or_never() {
+                            Some(next) => next,
+                            None => {
+                                if !batch.flush(&*source).await {
+                                    return Ok(());
+                                }
+                                stream.next().await
+                            }
+                        };
+                        let item = match next {
+                            None => break,
+                            Some(Ok(Ok(record))) => Item::Record(record),
+                            Some(Ok(Err(rejection))) => Item::Rejected(rejection),
+                            Some(Err(e)) => return Err(e),
+                        };
+                        if !batch.push(item, &*source).await {
+                            return Ok(());
+                        }
+                    },
+                }
+            }
+            batch.flush(&*source).await;
+            Ok(())
+        }
+        .await;
+        (result, source.bytes_read())
+    }
+}
+
+async fn join<T>(task: tokio::task::JoinHandle<Result<T, Error>>) -> Result<T, Error> {
+    match task.await {
+        Ok(r) => r,
+        Err(e) => Err(Error::Fatal(format!("a pipeline stage panicked: {e}"))),
+    }
+}
+
+/// Collects decoded items into batches bounded in count and bytes.
+struct Batcher<'a> {
+    items: Vec<Item>,
+    bytes: usize,
+    max: usize,
+    records: u64,
+    tx: mpsc::Sender<Vec<Item>>,
+    observer: &'a Option<Arc<dyn Observer>>,
+}
+
+impl<'a> Batcher<'a> {
+    fn new(
+        max: usize,
+        tx: mpsc::Sender<Vec<Item>>,
+        observer: &'a Option<Arc<dyn Observer>>,
+    ) -> Self {
+        Batcher {
+            items: Vec::with_capacity(max.max(1)),
+            bytes: 0,
+            max: max.max(1),
+            records: 0,
+            tx,
+            observer,
+        }
+    }
+
+    /// Adds an item, sending the batch when full; false when downstream has gone.
+    async fn push(&mut self, item: Item, source: &dyn Source) -> bool {
+        self.bytes += match &item {
+            Item::Record(r) => record_size(r),
+            Item::Rejected(r) => r.raw.as_ref().map_or(0, |b| b.len()),
+        };
+        self.items.push(item);
+        self.records += 1;
+        if self.items.len() >= self.max || self.bytes >= BATCH_BYTES {
+            self.flush(source).await
+        } else {
+            true
+        }
+    }
+
+    async fn flush(&mut self, source: &dyn Source) -> bool {
+        if self.items.is_empty() {
+            return true;
+        }
+        let items = std::mem::replace(&mut self.items, Vec::with_capacity(self.max));
+        self.bytes = 0;
+        let ok = self.tx.send(items).await.is_ok();
+        if let Some(o) = self.observer {
+            o.progress(&Progress {
+                bytes: source.bytes_read(),
+                total_bytes: source.total_bytes(),
+                records: self.records,
+            });
+        }
+        ok
+    }
+}
+
+/// Bytes a record holds, to bound batches.
+fn record_size(r: &Record) -> usize {
+    match &r.raw {
+        Some(raw) => raw.len(),
+        None => r
+            .attributes
+            .iter()
+            .map(|a| a.name.len() + a.value.leaves().iter().map(|b| b.len()).sum::<usize>())
+            .sum(),
+    }
+}
+
+/// What the transform stage counted.
+#[derive(Debug, Default)]
+struct Counts {
+    records_in: u64,
+    emitted: u64,
+    /// Rejected by the decoder or a transform.
+    rejected_before_sinks: u64,
+    repaired: u64,
+    warnings: u64,
+}
+
+/// Decoded items → error policy → transform chain → every sink.
+fn transform_stage(
+    mut transforms: Vec<Box<dyn Transform>>,
+    mut rx: mpsc::Receiver<Vec<Item>>,
+    sinks: Vec<mpsc::Sender<Arc<OutBatch>>>,
+    shared: &Shared,
+) -> Result<Counts, Error> {
+    let mut counts = Counts::default();
+    let mut out = Vec::new();
+    let mut seq = 0u64;
+    // Sends `out` to every sink; false when a sink has gone (it failed and says why).
+    let send = |out: &mut Vec<Record>, seq: &mut u64, counts: &mut Counts| -> bool {
+        if out.is_empty() {
+            return true;
+        }
+        let records = std::mem::take(out);
+        counts.emitted += records.len() as u64;
+        let batch = Arc::new(OutBatch {
+            first_seq: *seq,
+            records,
+        });
+        *seq += batch.records.len() as u64;
+        sinks
+            .iter()
+            .all(|tx| tx.blocking_send(batch.clone()).is_ok())
+    };
+    while let Some(items) = rx.blocking_recv() {
+        for item in items {
+            counts.records_in += 1;
+            match item {
+                Item::Rejected(rejection) => {
+                    counts.rejected_before_sinks += 1;
+                    shared.reject(rejection)?;
+                }
+                Item::Record(record) => {
+                    if !record.repairs.is_empty() {
+                        counts.repaired += 1;
+                        for repair in &record.repairs {
+                            counts.warnings += 1;
+                            shared.warn(&repair_message(&record, repair));
+                        }
+                    }
+                    Chain {
+                        rest: &mut transforms,
+                        out: &mut out,
+                        shared,
+                        counts: &mut counts,
+                    }
+                    .emit(record)?;
+                }
+            }
+        }
+        if !send(&mut out, &mut seq, &mut counts) {
+            return Ok(counts);
+        }
+    }
+    // End of stream: transforms that held records back (`order`) let them go, in chain
+    // order so each one's output still passes through the ones after it.
+    for i in 0..transforms.len() {
+        let (head, rest) = transforms.split_at_mut(i + 1);
+        let mut chain = Chain {
+            rest,
+            out: &mut out,
+            shared,
+            counts: &mut counts,
+        };
+        head[i].finish(&mut chain)?;
+        if out.len() >= 256 && !send(&mut out, &mut seq, &mut counts) {
+            return Ok(counts);
+        }
+    }
+    send(&mut out, &mut seq, &mut counts);
+    Ok(counts)
+}
+
+fn repair_message(record: &Record, repair: &soif_codecs::Repair) -> String {
+    let input = record
+        .position
+        .as_ref()
+        .and_then(|p| p.input.as_deref())
+        .unwrap_or("-");
+    format!(
+        "repaired at {input}: byte {}: {}",
+        repair.offset, repair.message
+    )
+}
+
+/// The [`Emit`] between transform `i` and `i + 1`: a record emitted goes through the
+/// rest of the chain, and after the last transform into the batch for the sinks.
+struct Chain<'a> {
+    rest: &'a mut [Box<dyn Transform>],
+    out: &'a mut Vec<Record>,
+    shared: &'a Shared,
+    counts: &'a mut Counts,
+}
+
+impl Emit for Chain<'_> {
+    fn emit(&mut self, record: Record) -> Result<(), Error> {
+        match self.rest.split_first_mut() {
+            None => {
+                self.out.push(record);
+                Ok(())
+            }
+            Some((first, rest)) => first.apply(
+                record,
+                &mut Chain {
+                    rest,
+                    out: &mut *self.out,
+                    shared: self.shared,
+                    counts: &mut *self.counts,
+                },
+            ),
+        }
+    }
+
+    fn reject(&mut self, record: Record, reason: String) -> Result<(), Error> {
+        self.counts.rejected_before_sinks += 1;
+        self.shared.reject(rejection_of(&record, &reason))
+    }
+
+    fn warn(&mut self, message: String) {
+        self.counts.warnings += 1;
+        self.shared.warn(&message);
+    }
+}
+
+/// A rejection for a decoded record refused later (by a transform or a sink).
+fn rejection_of(record: &Record, reason: &str) -> Rejection {
+    let position = record.position.clone().unwrap_or_default();
+    let message = match &record.position {
+        Some(p) => format!("{reason}, at {p}"),
+        None => format!("{reason}, record {}", record.url_str()),
+    };
+    let raw = record.raw.clone().or_else(|| {
+        let mut buf = Vec::new();
+        soif_codecs::soif::encode_record(record, &mut buf);
+        Some(buf.into())
+    });
+    Rejection {
+        message,
+        position,
+        raw,
+    }
+}
+
+/// One sink's thread: writes each batch, reports refused records, finishes.
+fn sink_stage(
+    index: usize,
+    mut sink: Box<dyn Sink>,
+    mut rx: mpsc::Receiver<Arc<OutBatch>>,
+    shared: &Shared,
+) -> Result<(), Error> {
+    let mut result = Ok(());
+    'batches: while let Some(batch) = rx.blocking_recv() {
+        for (i, record) in batch.records.iter().enumerate() {
+            match sink.write(record) {
+                Ok(()) => {}
+                Err(SinkError::Rejected(reason)) => {
+                    let reason = format!("{} output refused the record: {reason}", sink.name());
+                    if let Err(e) = shared.sink_reject(batch.first_seq + i as u64, record, &reason)
+                    {
+                        result = Err(e);
+                        break 'batches;
+                    }
+                }
+                Err(SinkError::Fatal(e)) => return Err(e),
+            }
+        }
+        shared.sink_done(index, batch.first_seq + batch.records.len() as u64);
+    }
+    // Closing the channel tells the transform stage we are gone (if we stopped early).
+    drop(rx);
+    sink.finish()?;
+    shared.add_sink_warnings(sink.warnings());
+    result
+}
+
+/// State shared by the stages: the error policy and its counts.
+struct Shared {
+    policy: ErrorPolicy,
+    observer: Option<Arc<dyn Observer>>,
+    rejects: Mutex<Rejects>,
+    /// Locked only while `rejects` is held (one lock order, no deadlock).
+    quarantine: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    sink_warnings: Mutex<u64>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Rejects {
+    rejected: u64,
+    quarantined: u64,
+    not_quarantined: u64,
+    sink_rejected_distinct: u64,
+    /// Sequence numbers refused by some sink that not every sink has reached yet;
+    /// pruned as the sinks advance, so it holds at most a few batches.
+    pending: BTreeSet<u64>,
+    /// Per sink: every sequence number below this has been written or refused.
+    watermarks: Vec<u64>,
+}
+
+impl Shared {
+    fn new(opts: &EngineOptions, sinks: usize) -> Result<Shared, Error> {
+        let quarantine = match &opts.policy {
+            ErrorPolicy::Quarantine(path) => {
+                let file = std::fs::File::create(path).map_err(|e| {
+                    Error::io(
+                        format!("cannot create quarantine file {}", path.display()),
+                        e,
+                    )
+                })?;
+                Some(std::io::BufWriter::new(file))
+            }
+            _ => None,
+        };
+        Ok(Shared {
+            policy: opts.policy.clone(),
+            observer: opts.observer.clone(),
+            rejects: Mutex::new(Rejects {
+                watermarks: vec![0; sinks],
+                ..Rejects::default()
+            }),
+            quarantine: Mutex::new(quarantine),
+            sink_warnings: Mutex::new(0),
+        })
+    }
+
+    fn rejects(&self) -> Rejects {
+        self.rejects.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn warn(&self, message: &str) {
+        if let Some(o) = &self.observer {
+            o.warning(message);
+        }
+    }
+
+    fn add_sink_warnings(&self, n: u64) {
+        if let Ok(mut w) = self.sink_warnings.lock() {
+            *w += n;
+        }
+    }
+
+    fn sink_warnings(&self) -> u64 {
+        self.sink_warnings.lock().map(|w| *w).unwrap_or(0)
+    }
+
+    /// Applies the policy to a rejected record.
+    fn reject(&self, rejection: Rejection) -> Result<(), Error> {
+        let mut rejects = self
+            .rejects
+            .lock()
+            .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
+        self.reject_locked(&mut rejects, rejection)
+    }
+
+    fn reject_locked(&self, rejects: &mut Rejects, rejection: Rejection) -> Result<(), Error> {
+        match &self.policy {
+            ErrorPolicy::Fail => return Err(Error::Rejected(rejection.message)),
+            ErrorPolicy::Skip => {}
+            ErrorPolicy::Quarantine(path) => match &rejection.raw {
+                Some(raw) => {
+                    let mut file = self
+                        .quarantine
+                        .lock()
+                        .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
+                    if let Some(f) = file.as_mut() {
+                        f.write_all(raw).map_err(|e| {
+                            Error::io(format!("quarantine file {}", path.display()), e)
+                        })?;
+                    }
+                    rejects.quarantined += 1;
+                }
+                None => {
+                    rejects.not_quarantined += 1;
+                    self.warn(&format!(
+                        "record not quarantined (its bytes were not kept): {}",
+                        rejection.message
+                    ));
+                }
+            },
+        }
+        rejects.rejected += 1;
+        if let Some(o) = &self.observer {
+            o.rejected(&rejection.message);
+        }
+        Ok(())
+    }
+
+    /// A sink refused record `seq`: counted once however many sinks refuse it.
+    fn sink_reject(&self, seq: u64, record: &Record, reason: &str) -> Result<(), Error> {
+        let mut rejects = self
+            .rejects
+            .lock()
+            .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
+        if rejects.pending.insert(seq) {
+            rejects.sink_rejected_distinct += 1;
+            self.reject_locked(&mut rejects, rejection_of(record, reason))
+        } else {
+            // Another sink refused it too: report the reason, count it once.
+            if let Some(o) = &self.observer {
+                o.rejected(&rejection_of(record, reason).message);
+            }
+            Ok(())
+        }
+    }
+
+    /// Sink `index` has handled every record below `seq`.
+    fn sink_done(&self, index: usize, seq: u64) {
+        if let Ok(mut rejects) = self.rejects.lock() {
+            if let Some(w) = rejects.watermarks.get_mut(index) {
+                *w = seq;
+            }
+            let low = rejects.watermarks.iter().copied().min().unwrap_or(seq);
+            rejects.pending = rejects.pending.split_off(&low);
+        }
+    }
+
+    fn finish_quarantine(&self) -> Result<(), Error> {
+        if let ErrorPolicy::Quarantine(path) = &self.policy {
+            let mut file = self
+                .quarantine
+                .lock()
+                .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
+            if let Some(f) = file.as_mut() {
+                f.flush()
+                    .map_err(|e| Error::io(format!("quarantine file {}", path.display()), e))?;
+            }
+        }
+        Ok(())
+    }
+}

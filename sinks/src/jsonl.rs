@@ -1,0 +1,338 @@
+//! JSON Lines: one object per record (SPEC §4).
+//!
+//! ```text
+//! {"template":"FILE","url":"http://x/","attributes":{"Title":"T","Author-1":"a"}}
+//! {"template":"FILE","url":"http://y/","action":"delete","attributes":{}}
+//! ```
+//!
+//! - a value that is valid UTF-8 is a string; any other value is `{"base64":"…"}`
+//!   (standard alphabet, padded), or with `--charset latin1` a string read as ISO 8859-1;
+//! - a name repeated within a record becomes one array, at its first occurrence, holding
+//!   every value in order (nothing is dropped); `Author-1`, `Author-2` are different names
+//!   and stay separate keys in input order;
+//! - after `collapse`, a list is an array and an embedded part a nested object;
+//! - `"action"` is present only inside a Harvest envelope.
+//!
+//! Reading these lines back (`soif_sources::jsonl`) undoes each rule, so
+//! `soif → jsonl → soif` reproduces canonical SOIF byte for byte (with `--charset utf8`,
+//! and as long as a repeated name's occurrences are adjacent — RFC 2655 §3.3 has no
+//! repeated names at all).
+//!
+//! The writer escapes by hand into one reused buffer: serialising through `serde_json`
+//! values would allocate per attribute.
+
+use crate::Charset;
+use base64::Engine as _;
+use soif_codecs::{Attribute, Record, Value};
+use soif_pipeline::{Error, Sink, SinkError};
+use std::collections::HashMap;
+use std::io::Write;
+
+/// Bytes buffered before a write to the output.
+const FLUSH_AT: usize = 256 * 1024;
+
+/// The `jsonl` sink.
+pub struct JsonlSink {
+    out: Box<dyn Write + Send>,
+    buf: Vec<u8>,
+    charset: Charset,
+    warnings: u64,
+}
+
+impl JsonlSink {
+    pub fn new(out: Box<dyn Write + Send>, charset: Charset) -> JsonlSink {
+        JsonlSink {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + 64 * 1024),
+            charset,
+            warnings: 0,
+        }
+    }
+}
+
+impl Sink for JsonlSink {
+    fn name(&self) -> &str {
+        "jsonl"
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        self.warnings += encode_record(record, self.charset, &mut self.buf);
+        if self.buf.len() >= FLUSH_AT {
+            self.out
+                .write_all(&self.buf)
+                .map_err(|e| Error::io("writing JSON Lines", e))?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        self.out
+            .write_all(&self.buf)
+            .and_then(|()| self.out.flush())
+            .map_err(|e| Error::io("writing JSON Lines", e))?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn warnings(&self) -> u64 {
+        self.warnings
+    }
+}
+
+/// Appends one record as a JSON line to `out`. Returns the number of warnings (names
+/// that were not UTF-8 and were read as Latin-1).
+pub fn encode_record(record: &Record, charset: Charset, out: &mut Vec<u8>) -> u64 {
+    let mut warnings = 0;
+    out.extend_from_slice(b"{\"template\":");
+    write_bytes(&record.template, charset, out);
+    out.extend_from_slice(b",\"url\":");
+    write_bytes(&record.url, charset, out);
+    if let Some(action) = record.action {
+        out.extend_from_slice(b",\"action\":\"");
+        out.extend_from_slice(action.as_str().as_bytes());
+        out.push(b'"');
+    }
+    out.extend_from_slice(b",\"attributes\":");
+    write_attributes(&record.attributes, charset, out, &mut warnings);
+    out.extend_from_slice(b"}\n");
+    warnings
+}
+
+fn write_attributes(attrs: &[Attribute], charset: Charset, out: &mut Vec<u8>, warnings: &mut u64) {
+    out.push(b'{');
+    if !has_repeats(attrs) {
+        for (i, a) in attrs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_key(&a.name, out, warnings);
+            write_value(&a.value, charset, out, warnings);
+        }
+    } else {
+        // Group by name in order of first occurrence.
+        let mut groups: Vec<(&[u8], Vec<&Value>)> = Vec::new();
+        let mut index: HashMap<&[u8], usize> = HashMap::new();
+        for a in attrs {
+            match index.get(a.name.as_ref()) {
+                Some(&g) => groups[g].1.push(&a.value),
+                None => {
+                    index.insert(a.name.as_ref(), groups.len());
+                    groups.push((a.name.as_ref(), vec![&a.value]));
+                }
+            }
+        }
+        for (i, (name, values)) in groups.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_key(name, out, warnings);
+            if let [one] = values[..] {
+                write_value(one, charset, out, warnings);
+            } else {
+                out.push(b'[');
+                for (j, v) in values.iter().enumerate() {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    write_value(v, charset, out, warnings);
+                }
+                out.push(b']');
+            }
+        }
+    }
+    out.push(b'}');
+}
+
+/// True when a name occurs twice. Quadratic on the small records that are the rule
+/// (cheaper than hashing), hashed beyond that.
+fn has_repeats(attrs: &[Attribute]) -> bool {
+    if attrs.len() <= 32 {
+        for (i, a) in attrs.iter().enumerate() {
+            if attrs[i + 1..].iter().any(|b| b.name == a.name) {
+                return true;
+            }
+        }
+        false
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(attrs.len());
+        !attrs.iter().all(|a| seen.insert(a.name.as_ref()))
+    }
+}
+
+fn write_key(name: &[u8], out: &mut Vec<u8>, warnings: &mut u64) {
+    match std::str::from_utf8(name) {
+        Ok(s) => write_str(s, out),
+        Err(_) => {
+            *warnings += 1;
+            write_latin1(name, out);
+        }
+    }
+    out.push(b':');
+}
+
+fn write_value(v: &Value, charset: Charset, out: &mut Vec<u8>, warnings: &mut u64) {
+    match v {
+        Value::Bytes(b) => write_bytes(b, charset, out),
+        Value::List(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(item, charset, out, warnings);
+            }
+            out.push(b']');
+        }
+        Value::Object(attrs) => write_attributes(attrs, charset, out, warnings),
+    }
+}
+
+/// A plain value: a string when UTF-8 (or under Latin-1), else a base64 object.
+fn write_bytes(b: &[u8], charset: Charset, out: &mut Vec<u8>) {
+    match std::str::from_utf8(b) {
+        Ok(s) => write_str(s, out),
+        Err(_) if charset == Charset::Latin1 => write_latin1(b, out),
+        Err(_) => {
+            out.extend_from_slice(b"{\"base64\":\"");
+            let start = out.len();
+            let len = base64::encoded_len(b.len(), true).unwrap_or(0);
+            out.resize(start + len, 0);
+            let written = base64::engine::general_purpose::STANDARD
+                .encode_slice(b, &mut out[start..])
+                .unwrap_or(0);
+            out.truncate(start + written);
+            out.extend_from_slice(b"\"}");
+        }
+    }
+}
+
+/// For each byte: 0 = copy, otherwise the escape letter (`u` for `\u00XX`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[b'\n' as usize] = b'n';
+    t[b'\r' as usize] = b'r';
+    t[b'\t' as usize] = b't';
+    t[0x08] = b'b';
+    t[0x0c] = b'f';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// A JSON string, escaping only what JSON requires.
+fn write_str(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc = ESCAPE[b as usize];
+        if esc == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        escape_byte(b, esc, out);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+fn escape_byte(b: u8, esc: u8, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    if esc == b'u' {
+        out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(b >> 4) as usize],
+            HEX[(b & 15) as usize],
+        ]);
+    } else {
+        out.extend_from_slice(&[b'\\', esc]);
+    }
+}
+
+/// Bytes read as ISO 8859-1: each byte is the code point of the same number.
+fn write_latin1(b: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &c in b {
+        if c >= 0x80 {
+            out.extend_from_slice(&[0xc0 | (c >> 6), 0x80 | (c & 0x3f)]);
+        } else {
+            let esc = ESCAPE[c as usize];
+            if esc == 0 {
+                out.push(c);
+            } else {
+                escape_byte(c, esc, out);
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use soif_codecs::Action;
+
+    fn line(r: &Record, charset: Charset) -> String {
+        let mut out = Vec::new();
+        encode_record(r, charset, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn plain_record() {
+        let r = Record::new("FILE", "http://x/")
+            .with("Title", "a \"quoted\"\n\ttitle\\ \u{1}")
+            .with("Author-1", "é");
+        assert_eq!(
+            line(&r, Charset::Utf8),
+            "{\"template\":\"FILE\",\"url\":\"http://x/\",\"attributes\":{\"Title\":\"a \\\"quoted\\\"\\n\\ttitle\\\\ \\u0001\",\"Author-1\":\"é\"}}\n"
+        );
+        // Whatever serde_json makes of it is the same text.
+        let v: serde_json::Value = serde_json::from_str(&line(&r, Charset::Utf8)).unwrap();
+        assert_eq!(v["attributes"]["Title"], "a \"quoted\"\n\ttitle\\ \u{1}");
+    }
+
+    #[test]
+    fn binary_latin1_repeats_action_and_collapsed() {
+        let mut r = Record::new("FILE", "-")
+            .with("Bin", vec![0xffu8, 0, 1])
+            .with("K", "a")
+            .with("Name", vec![b'c', b'a', b'f', 0xe9])
+            .with("K", "b")
+            .with("Author", Value::List(vec!["x".into(), "y".into()]))
+            .with(
+                "Embed",
+                Value::List(vec![Value::Object(vec![Attribute::new("Type", "PS")])]),
+            );
+        r.action = Some(Action::Delete);
+        assert_eq!(
+            line(&r, Charset::Utf8),
+            "{\"template\":\"FILE\",\"url\":\"-\",\"action\":\"delete\",\"attributes\":{\"Bin\":{\"base64\":\"/wAB\"},\"K\":[\"a\",\"b\"],\"Name\":{\"base64\":\"Y2Fm6Q==\"},\"Author\":[\"x\",\"y\"],\"Embed\":[{\"Type\":\"PS\"}]}}\n"
+        );
+        let l = line(&r, Charset::Latin1);
+        assert!(l.contains("\"Name\":\"café\""), "{l}");
+        assert!(l.contains("\"Bin\":\"ÿ\\u0000\\u0001\""), "{l}");
+    }
+
+    #[test]
+    fn many_attributes_with_repeats() {
+        let mut r = Record::new("T", "-");
+        for i in 0..40 {
+            r.push(&format!("A{}", i % 35), format!("{i}"));
+        }
+        let v: serde_json::Value = serde_json::from_str(&line(&r, Charset::Utf8)).unwrap();
+        assert_eq!(v["attributes"]["A0"], serde_json::json!(["0", "35"]));
+        assert_eq!(v["attributes"].as_object().unwrap().len(), 35);
+    }
+}

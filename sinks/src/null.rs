@@ -1,0 +1,23 @@
+//! The `null` sink: takes every record and writes nothing. `--to null` parses, transforms
+//! and counts, which is how to validate an archive or measure the decoder alone.
+
+use soif_codecs::Record;
+use soif_pipeline::{Error, Sink, SinkError};
+
+/// The `null` sink.
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl Sink for NullSink {
+    fn name(&self) -> &str {
+        "null"
+    }
+
+    fn write(&mut self, _record: &Record) -> Result<(), SinkError> {
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}
