@@ -14,7 +14,10 @@
 //! a boxed [`Sink`].
 
 pub mod csv;
+pub mod jsonl;
+pub mod null;
 pub mod schema_columns;
+pub mod soif;
 pub mod sqlite;
 pub mod value_text;
 
@@ -116,6 +119,14 @@ impl SinkOptions {
 /// Builds the sink for these options.
 pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
     match opts.format {
+        Format::Jsonl => Ok(Box::new(jsonl::JsonlSink::new(
+            value_text::open_output(opts.output.as_deref())?,
+            opts.charset,
+        ))),
+        Format::Soif => Ok(Box::new(soif::SoifSink::new(value_text::open_output(
+            opts.output.as_deref(),
+        )?))),
+        Format::Null => Ok(Box::new(null::NullSink)),
         Format::Csv => {
             let columns = match (&opts.columns, &opts.schema) {
                 (Some(c), _) => Some(c.clone()),
