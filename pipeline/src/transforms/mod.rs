@@ -22,9 +22,11 @@
 
 pub mod collapse;
 pub mod dates;
+pub mod dedupe;
 pub mod matching;
 pub mod names;
 pub mod scope;
+pub mod seen;
 pub mod spill;
 pub mod view;
 
@@ -111,6 +113,11 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
             args,
             "Author=Garcia",
         )?)?)),
+        "dedupe" => Ok(Box::new(dedupe::Dedupe::new(
+            required(name, args, "url")?,
+            ctx.memory_budget,
+            ctx.temp_dir.clone(),
+        )?)),
         _ => Err(Error::Config(format!(
             "unknown transform `{name}` in `-t {spec}` (known: {})",
             NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
