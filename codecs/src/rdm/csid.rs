@@ -89,7 +89,10 @@ impl Csid {
         if host.is_empty() {
             return Err(invalid("no host"));
         }
-        if host.chars().any(|c| c.is_whitespace() || matches!(c, '@' | '?' | '#')) {
+        if host
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '@' | '?' | '#'))
+        {
             return Err(invalid("bad character in host"));
         }
         let port = match port {
@@ -109,7 +112,11 @@ impl Csid {
 
     /// The RDM endpoint of the server this CSID names: `http://host:port/rdm/incoming`.
     pub fn endpoint(&self) -> String {
-        format!("http://{}:{}/rdm/incoming", self.host, self.port_or_default())
+        format!(
+            "http://{}:{}/rdm/incoming",
+            self.host,
+            self.port_or_default()
+        )
     }
 }
 
@@ -171,10 +178,7 @@ mod tests {
             "x-catalog://user@host/x",
         ] {
             let e = Csid::parse(bad).unwrap_err();
-            assert!(
-                e.to_string().contains("Catalog-Service-ID"),
-                "{bad}: {e}"
-            );
+            assert!(e.to_string().contains("Catalog-Service-ID"), "{bad}: {e}");
         }
     }
 }

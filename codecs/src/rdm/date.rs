@@ -40,12 +40,28 @@ const MONTHS: [&str; 12] = [
     "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
 ];
 const MONTHS_FULL: [&str; 12] = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
 const WEEKDAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
 const WEEKDAYS_FULL: [&str; 7] = [
-    "sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+    "sunday",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
 ];
 const WEEKDAY_NAMES: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTH_NAMES: [&str; 12] = [
@@ -278,10 +294,7 @@ fn parse_secs(s: &str) -> Result<i64, DateError> {
         [dmy, time, tail @ ..] if dmy.contains('-') && tail.len() <= 1 => {
             let mut parts = dmy.split('-');
             let day = number(parts.next().unwrap_or(""), "bad day")?;
-            let mon = parts
-                .next()
-                .and_then(month)
-                .ok_or(DateError("bad month"))?;
+            let mon = parts.next().and_then(month).ok_or(DateError("bad month"))?;
             let yr = year(parts.next().ok_or(DateError("bad year"))?)?;
             if parts.next().is_some() {
                 return Err(DateError("bad day-month-year"));

@@ -21,14 +21,14 @@ pub enum RdmError {
     WrongTemplate {
         expected: &'static str,
         found: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// A required attribute is absent.
     #[error("@{template} object is missing required attribute {attribute}{}", at(.position))]
     Missing {
         template: &'static str,
         attribute: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// An attribute's value does not parse (an unknown RDM type, a bad date, `0..x` hits).
     #[error("invalid {attribute} {value:?}: {reason}{}", at(.position))]
@@ -37,27 +37,27 @@ pub enum RdmError {
         /// The start of the offending value (at most 80 characters).
         value: String,
         reason: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// A single-valued attribute appears twice; taking either one would drop the other
     /// silently.
     #[error("{attribute} is given more than once{}", at(.position))]
     Duplicate {
         attribute: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// A keyword, number, date or identifier that is not UTF-8 (free text is decoded
     /// lossily instead).
     #[error("{attribute} is not valid UTF-8{}", at(.position))]
     NotUtf8 {
         attribute: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// The value is a list or nested object (made by `collapse`); RDM objects are flat.
     #[error("{attribute} is a list or nested object, not a plain value{}", at(.position))]
     NotPlain {
         attribute: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// A taxonomy query names a classification the taxonomy does not have.
     #[error("taxonomy {taxonomy:?} has no classification {id:?}")]
@@ -68,7 +68,7 @@ pub enum RdmError {
     BadTaxonomy {
         taxonomy: String,
         reason: String,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
     /// An object that the message's RDM type does not allow in its body (the note's
     /// "Body Content" column), e.g. an `@RDMQUERY` in a `status-request`.
@@ -77,8 +77,12 @@ pub enum RdmError {
         rdm_type: String,
         found: String,
         reason: &'static str,
-        position: Option<Position>,
+        position: Option<Box<Position>>,
     },
+    /// The message ended before its body held what its RDM type requires (e.g. a
+    /// `server-description-response` without an `@RDMSERVER`), or had no header at all.
+    #[error("incomplete RDM message: {reason}")]
+    Incomplete { reason: String },
 }
 
 impl RdmError {
@@ -92,8 +96,8 @@ impl RdmError {
             | RdmError::NotUtf8 { position, .. }
             | RdmError::NotPlain { position, .. }
             | RdmError::BadTaxonomy { position, .. }
-            | RdmError::UnexpectedObject { position, .. } => position.as_ref(),
-            RdmError::UnknownClassification { .. } => None,
+            | RdmError::UnexpectedObject { position, .. } => position.as_deref(),
+            RdmError::UnknownClassification { .. } | RdmError::Incomplete { .. } => None,
         }
     }
 
@@ -111,10 +115,10 @@ impl RdmError {
             | RdmError::BadTaxonomy { position, .. }
             | RdmError::UnexpectedObject { position, .. } => {
                 if position.is_none() {
-                    *position = Some(at.clone());
+                    *position = Some(Box::new(at.clone()));
                 }
             }
-            RdmError::UnknownClassification { .. } => {}
+            RdmError::UnknownClassification { .. } | RdmError::Incomplete { .. } => {}
         }
         self
     }
@@ -146,7 +150,7 @@ fn quote(value: &str) -> String {
     }
 }
 
-fn at(position: &Option<Position>) -> String {
+fn at(position: &Option<Box<Position>>) -> String {
     match position {
         Some(p) => format!(", at {p}"),
         None => String::new(),

@@ -50,7 +50,11 @@ pub(crate) fn text(attr: &Attribute) -> Result<String, RdmError> {
 }
 
 /// Stores `value` in `slot`, refusing a second value for a single-valued attribute.
-pub(crate) fn set_once<T>(slot: &mut Option<T>, attr: &Attribute, value: T) -> Result<(), RdmError> {
+pub(crate) fn set_once<T>(
+    slot: &mut Option<T>,
+    attr: &Attribute,
+    value: T,
+) -> Result<(), RdmError> {
     if slot.is_some() {
         return Err(RdmError::Duplicate {
             attribute: attr.name_str().into_owned(),

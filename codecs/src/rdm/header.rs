@@ -420,7 +420,10 @@ mod tests {
             Some(RdmType::ServerDescriptionRequest)
         );
         let e = RdmType::parse("rd-fetch").unwrap_err();
-        assert!(e.to_string().starts_with("invalid RDM-Type \"rd-fetch\""), "{e}");
+        assert!(
+            e.to_string().starts_with("invalid RDM-Type \"rd-fetch\""),
+            "{e}"
+        );
     }
 
     #[test]
@@ -428,21 +431,35 @@ mod tests {
         use RdmType::*;
         assert_eq!(RdRequestDeleted.reply(), Some(RdResponse));
         assert_eq!(RdResponseDeleted.reply(), Some(StatusResponse));
-        assert_eq!(SchemaDescriptionRequest.reply(), Some(SchemaDescriptionResponse));
+        assert_eq!(
+            SchemaDescriptionRequest.reply(),
+            Some(SchemaDescriptionResponse)
+        );
         assert_eq!(StatusRequest.reply(), Some(StatusResponse));
         assert_eq!(StatusResponse.reply(), None);
         assert_eq!(StatusRequest.body(), BodyKind::Empty);
         assert_eq!(RdResponse.body(), BodyKind::ResourceDescriptions);
-        assert_eq!(TaxonomyDescriptionRequest.query_language(), Some(QueryLanguage::TaxonomyBasic));
-        let requests: Vec<_> = RdmType::ALL.into_iter().filter(|t| t.is_request()).collect();
+        assert_eq!(
+            TaxonomyDescriptionRequest.query_language(),
+            Some(QueryLanguage::TaxonomyBasic)
+        );
+        let requests: Vec<_> = RdmType::ALL
+            .into_iter()
+            .filter(|t| t.is_request())
+            .collect();
         assert_eq!(requests.len(), 6);
-        assert!(requests.iter().all(|t| t.reply().is_some_and(|r| r.is_response())));
+        assert!(requests
+            .iter()
+            .all(|t| t.reply().is_some_and(|r| r.is_response())));
     }
 
     #[test]
     fn query_languages() {
         assert_eq!(QueryLanguage::parse("Gatherer"), QueryLanguage::Gatherer);
-        assert_eq!(QueryLanguage::parse("sample-keyword-ql"), QueryLanguage::SampleKeyword);
+        assert_eq!(
+            QueryLanguage::parse("sample-keyword-ql"),
+            QueryLanguage::SampleKeyword
+        );
         assert_eq!(
             QueryLanguage::parse("z39.50"),
             QueryLanguage::Other("z39.50".into())
@@ -477,11 +494,17 @@ mod tests {
             .with("RDM-Version", "1.0")
             .with("RDM-Type", "status-request")
             .with("RDM-Type", "rd-request");
-        assert!(matches!(RdmHeader::from_record(&r), Err(RdmError::Duplicate { .. })));
+        assert!(matches!(
+            RdmHeader::from_record(&r),
+            Err(RdmError::Duplicate { .. })
+        ));
         let r = Record::new("RDMHEADER", "-")
             .with("RDM-Version", "1.0")
-            .with("RDM-Type", &b"status-\xffrequest"[..]);
-        assert!(matches!(RdmHeader::from_record(&r), Err(RdmError::NotUtf8 { .. })));
+            .with("RDM-Type", b"status-\xffrequest".to_vec());
+        assert!(matches!(
+            RdmHeader::from_record(&r),
+            Err(RdmError::NotUtf8 { .. })
+        ));
         let r = Record::new("RDMHEADER", "-")
             .with("RDM-Version", "1.0")
             .with("RDM-Type", "status-request")
@@ -491,7 +514,10 @@ mod tests {
         let r = Record::new("FILE", "http://x/");
         assert!(matches!(
             RdmHeader::from_record(&r),
-            Err(RdmError::WrongTemplate { expected: "RDMHEADER", .. })
+            Err(RdmError::WrongTemplate {
+                expected: "RDMHEADER",
+                ..
+            })
         ));
     }
 

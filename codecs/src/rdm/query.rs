@@ -21,7 +21,7 @@
 //!     .with("View-Order", "-Score,+Title");
 //! let q = RdmQuery::from_record(&r).unwrap();
 //! assert_eq!(q.view.hits, Some(ViewHits::First(10)));
-//! assert_eq!(q.view.order.keys()[0].direction, Direction::Descending);
+//! assert_eq!(q.view.order.unwrap().keys()[0].direction, Direction::Descending);
 //! ```
 
 use super::fields::{check_template, is, keyword, new_record, set_once, split_list};
@@ -330,7 +330,9 @@ impl SchemaScope {
         let t = s.trim();
         let (word, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
         let attr = rest.trim();
-        if !word.eq_ignore_ascii_case("defined") || attr.is_empty() || attr.contains(char::is_whitespace)
+        if !word.eq_ignore_ascii_case("defined")
+            || attr.is_empty()
+            || attr.contains(char::is_whitespace)
         {
             return Err(RdmError::invalid(
                 "Scope",
@@ -474,12 +476,28 @@ mod tests {
         assert_eq!((h.skip(), h.take()), (0, 10));
         assert!(h.includes(9) && !h.includes(10));
         let h = ViewHits::parse("11..20").unwrap();
-        assert_eq!(h, ViewHits::Range { first: 11, last: 20 });
+        assert_eq!(
+            h,
+            ViewHits::Range {
+                first: 11,
+                last: 20
+            }
+        );
         assert_eq!((h.skip(), h.take()), (10, 10));
         assert!(!h.includes(9) && h.includes(10) && h.includes(19) && !h.includes(20));
         assert_eq!(h.to_string(), "11..20");
         assert_eq!(ViewHits::parse("5..5").unwrap().take(), 1);
-        for bad in ["", "x", "-1", "0..3", "20..11", "1..", "..5", "1...5", "99999999999999999999"] {
+        for bad in [
+            "",
+            "x",
+            "-1",
+            "0..3",
+            "20..11",
+            "1..",
+            "..5",
+            "1...5",
+            "99999999999999999999",
+        ] {
             let e = ViewHits::parse(bad).unwrap_err();
             assert!(e.to_string().contains("View-Hits"), "{bad:?}: {e}");
         }
@@ -524,15 +542,26 @@ mod tests {
             view: View {
                 attributes: Some(ViewAttributes::parse("URL,Title").unwrap()),
                 order: Some(ViewOrder::parse("-Score,Title").unwrap()),
-                hits: Some(ViewHits::Range { first: 11, last: 20 }),
+                hits: Some(ViewHits::Range {
+                    first: 11,
+                    last: 20,
+                }),
             },
             extra: vec![Attribute::new("X-Extra", "1")],
         };
         assert_eq!(RdmQuery::from_record(&q.to_record()), Ok(q));
         let r = Record::new("RDMQUERY", "-").with("View-Hits", "ten");
         let e = RdmQuery::from_record(&r).unwrap_err();
-        assert!(e.to_string().starts_with("invalid View-Hits \"ten\""), "{e}");
-        let r = Record::new("RDMQUERY", "-").with("Scope", "all").with("scope", "all");
-        assert!(matches!(RdmQuery::from_record(&r), Err(RdmError::Duplicate { .. })));
+        assert!(
+            e.to_string().starts_with("invalid View-Hits \"ten\""),
+            "{e}"
+        );
+        let r = Record::new("RDMQUERY", "-")
+            .with("Scope", "all")
+            .with("scope", "all");
+        assert!(matches!(
+            RdmQuery::from_record(&r),
+            Err(RdmError::Duplicate { .. })
+        ));
     }
 }

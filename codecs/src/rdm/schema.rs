@@ -283,7 +283,10 @@ impl SchemaEntry {
             5 => positive(self.index_attribute),
             7 => positive(self.default_view_order),
             8 => positive(self.default_view_attribute),
-            _ => self.fields().iter().any(|(n, _)| *n == ENTRY_ATTRIBUTES[idx]),
+            _ => self
+                .fields()
+                .iter()
+                .any(|(n, _)| *n == ENTRY_ATTRIBUTES[idx]),
         })
     }
 
@@ -348,7 +351,11 @@ impl SchemaEntry {
                 attr,
                 parse_u32(&name, keyword(attr)?)?,
             ),
-            6 => set_once(&mut self.is_internal, attr, parse_flag(&name, keyword(attr)?)?),
+            6 => set_once(
+                &mut self.is_internal,
+                attr,
+                parse_flag(&name, keyword(attr)?)?,
+            ),
             7 => set_once(
                 &mut self.default_view_order,
                 attr,
@@ -361,8 +368,16 @@ impl SchemaEntry {
             ),
             9 => set_once(&mut self.table_name, attr, keyword(attr)?.to_string()),
             10 => set_once(&mut self.column_name, attr, keyword(attr)?.to_string()),
-            11 => set_once(&mut self.system_table_name, attr, keyword(attr)?.to_string()),
-            12 => set_once(&mut self.system_column_name, attr, keyword(attr)?.to_string()),
+            11 => set_once(
+                &mut self.system_table_name,
+                attr,
+                keyword(attr)?.to_string(),
+            ),
+            12 => set_once(
+                &mut self.system_column_name,
+                attr,
+                keyword(attr)?.to_string(),
+            ),
             13 => set_once(
                 &mut self.foreign_key_system_table_name,
                 attr,
@@ -373,7 +388,11 @@ impl SchemaEntry {
                 attr,
                 keyword(attr)?.to_string(),
             ),
-            _ => set_once(&mut self.in_root_table, attr, parse_flag(&name, keyword(attr)?)?),
+            _ => set_once(
+                &mut self.in_root_table,
+                attr,
+                parse_flag(&name, keyword(attr)?)?,
+            ),
         }
     }
 }
@@ -451,10 +470,11 @@ impl Schema {
     /// first, then — for RDM's multi-value convention (`title-1`, `title-2` are values of
     /// `title`) — the name without its `-N` suffix.
     pub fn entry_for(&self, record_attribute: &str) -> Option<&SchemaEntry> {
-        self.entry(record_attribute).or_else(|| match split_number(record_attribute) {
-            (base, Some(_)) => self.entry(base),
-            _ => None,
-        })
+        self.entry(record_attribute)
+            .or_else(|| match split_number(record_attribute) {
+                (base, Some(_)) => self.entry(base),
+                _ => None,
+            })
     }
 
     /// The entries of the default view, in their `Default-View-Attribute` order.
@@ -586,7 +606,8 @@ impl Schema {
             definition_language_version: version,
             name,
             url: url_of(record),
-            last_modified: last_modified.ok_or_else(|| RdmError::missing(SCHEMA, "Last-Modified"))?,
+            last_modified: last_modified
+                .ok_or_else(|| RdmError::missing(SCHEMA, "Last-Modified"))?,
             number_of_entries,
             maintainer,
             entries: list,
@@ -654,7 +675,10 @@ mod tests {
         assert!(!author.is_unique() && !author.internal() && !author.in_root());
         assert_eq!(s.entry("Abstract").unwrap().data_type(), DataType::Blob);
         assert_eq!(s.entry("Title").unwrap().index_priority(), None);
-        assert_eq!(s.entry_for("Author-2").map(|e| e.soif_attribute.as_str()), Some("Author"));
+        assert_eq!(
+            s.entry_for("Author-2").map(|e| e.soif_attribute.as_str()),
+            Some("Author")
+        );
         assert!(s.entry("Keywords").is_none());
     }
 
@@ -685,7 +709,10 @@ mod tests {
         s.number_of_entries = Some(4);
         let r = s.to_record();
         assert_eq!(r.get_str("Enforce-Uniqueness-4"), Some("1"));
-        assert_eq!(r.get_str("Foreign-Key-System-Column-Name-4"), Some("c_root"));
+        assert_eq!(
+            r.get_str("Foreign-Key-System-Column-Name-4"),
+            Some("c_root")
+        );
         assert_eq!(Schema::from_record(&r), Ok(s));
     }
 
@@ -697,7 +724,11 @@ mod tests {
             .with("SOIF-Attribute-10", "Size")
             .with("SOIF-Attribute-2", "Title");
         let s = Schema::from_record(&r).unwrap();
-        let names: Vec<_> = s.entries.iter().map(|e| e.soif_attribute.as_str()).collect();
+        let names: Vec<_> = s
+            .entries
+            .iter()
+            .map(|e| e.soif_attribute.as_str())
+            .collect();
         assert_eq!(names, ["Title", "Size"]);
         assert_eq!(s.to_record().get_str("Data-Type-2"), Some("int"));
     }
@@ -776,7 +807,9 @@ mod tests {
             .with("Default-View-Attribute-4", "1")
             .with("Default-View-Attribute-1", "0");
         let s = Schema::from_record(&r).unwrap();
-        let all = s.select(&SchemaScope::parse("defined SOIF-Attribute").unwrap()).unwrap();
+        let all = s
+            .select(&SchemaScope::parse("defined SOIF-Attribute").unwrap())
+            .unwrap();
         assert_eq!(all.entries.len(), 4);
         let mut dv = s
             .select(&SchemaScope::parse("defined Default-View-Attribute").unwrap())
@@ -791,9 +824,13 @@ mod tests {
         dv.project(&ViewAttributes::parse("soif-attribute,default-view-attribute").unwrap());
         assert_eq!(with_desc, dv);
         assert_eq!(dv.entries[0].default_view_attribute, Some(1));
-        let idx = s.select(&SchemaScope::parse("defined index-attribute").unwrap()).unwrap();
+        let idx = s
+            .select(&SchemaScope::parse("defined index-attribute").unwrap())
+            .unwrap();
         assert_eq!(idx.entries[0].soif_attribute, "Author");
-        assert!(s.select(&SchemaScope::parse("defined Colour").unwrap()).is_err());
+        assert!(s
+            .select(&SchemaScope::parse("defined Colour").unwrap())
+            .is_err());
         assert_eq!(s.default_view().len(), 1);
     }
 }
