@@ -22,6 +22,7 @@
 
 pub mod collapse;
 pub mod dates;
+pub mod dc;
 pub mod dedupe;
 pub mod matching;
 pub mod names;
@@ -91,6 +92,7 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
     match name.to_ascii_lowercase().as_str() {
         "collapse" => no_args(Box::new(collapse::Collapse)),
         "expand" => no_args(Box::new(collapse::Expand)),
+        "dc" => Ok(Box::new(dc::Dc::new(args)?)),
         "select" => Ok(Box::new(view::Select::parse(required(
             name,
             args,
