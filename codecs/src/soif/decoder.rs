@@ -71,6 +71,9 @@ const MAX_NAME: usize = 4096;
 const MAX_SIZE_TEXT: usize = 64;
 /// Longest URL accepted.
 const MAX_URL: usize = 64 * 1024;
+/// Longest name a lenient search recognises as the start of the next attribute (the
+/// check at the declared end accepts any name up to `MAX_NAME`).
+const SEARCH_NAME: usize = 256;
 /// How far past a value the lenient boundary check looks: whitespace, a name, a size.
 const LOOKAHEAD: usize = 512;
 
@@ -560,6 +563,12 @@ impl SoifDecoder {
                     self.obj.cursor = n;
                     continue;
                 }
+                if is_object_start(buf, c, eof, false) == Some(true) {
+                    // `@FILE {` where an attribute or `}` was expected: this object was
+                    // never closed. It is rejected and the next one decodes normally.
+                    let kind = ErrorKind::Unclosed;
+                    return Progress::Error(self.error(src, kind, c), c);
+                }
                 let kind = match self.obj.attrs.last() {
                     Some((name, value)) => ErrorKind::BadValueSize {
                         name: lossy(&buf[name.clone()]),
@@ -575,16 +584,6 @@ impl SoifDecoder {
                 return Progress::Error(self.error(src, kind, c), self.obj.last_value_start);
             }
             let mut name = c..n;
-            if lenient && n - c > 1 && buf[n - 1] == b':' {
-                name = c..n - 1;
-                self.repair(
-                    c,
-                    format!(
-                        "attribute `{}`: `:` before the size moved after it",
-                        lossy(&buf[name.clone()])
-                    ),
-                );
-            }
             // The size: `{DIGITS}`.
             let limit = len.min(n + 1 + MAX_SIZE_TEXT);
             let close = match memchr::memchr(b'}', &buf[n + 1..limit]) {
@@ -625,6 +624,18 @@ impl SoifDecoder {
             let b1 = buf.get(d + 1).copied();
             let start = match (b0, b1) {
                 (Some(b':'), Some(b'\t')) => d + 2,
+                // `IDENTIFIER:{21} draft-kunze-dc-00.txt` (RFC 2655 App. C as printed).
+                (Some(b' ' | b'\t'), _) if lenient && n - c > 1 && buf[n - 1] == b':' => {
+                    name = c..n - 1;
+                    self.repair(
+                        c,
+                        format!(
+                            "attribute `{}`: `NAME:{{n}}` read as `NAME{{n}}:`",
+                            lossy(&buf[name.clone()])
+                        ),
+                    );
+                    d + 1
+                }
                 (Some(b':'), Some(b' ')) if lenient => {
                     self.repair(
                         d,
@@ -833,7 +844,7 @@ impl SoifDecoder {
                         return Ok(false);
                     }
                     let at_end = if len >= end {
-                        boundary_at(buf, end, eof, 0)
+                        boundary_at(buf, end, eof, 0, MAX_NAME)
                     } else {
                         Some(false)
                     };
@@ -889,7 +900,7 @@ impl SoifDecoder {
                         break;
                     }
                     if is_ws(b) {
-                        match boundary_at(buf, i, eof, 1) {
+                        match boundary_at(buf, i, eof, 1, SEARCH_NAME) {
                             Some(true) => {
                                 found = Some(i);
                                 break;
@@ -924,7 +935,7 @@ impl SoifDecoder {
 /// Whether a valid boundary starts at `at`: at least `min_ws` whitespace bytes, then `}`
 /// (followed by whitespace, `@` or the end) or `NAME{SIZE}` followed by `:` or
 /// whitespace. `None`: more bytes are needed to tell.
-fn boundary_at(buf: &[u8], at: usize, eof: bool, min_ws: usize) -> Option<bool> {
+fn boundary_at(buf: &[u8], at: usize, eof: bool, min_ws: usize, max_name: usize) -> Option<bool> {
     let len = buf.len();
     let i = skip_ws(buf, at);
     if i - at < min_ws {
@@ -940,7 +951,7 @@ fn boundary_at(buf: &[u8], at: usize, eof: bool, min_ws: usize) -> Option<bool> 
             Some(&b) => Some(is_ws(b) || b == b'@'),
         };
     }
-    let limit = len.min(i + 257);
+    let limit = len.min(i + max_name + 1);
     let brace = match buf[i..limit]
         .iter()
         .position(|&b| b == b'{' || is_ws(b) || b == b'}')
@@ -985,7 +996,7 @@ fn search_boundary(
             return None;
         }
         for q in [back, fwd].into_iter().flatten() {
-            if is_ws(buf[q]) && boundary_at(buf, q, eof, 1) == Some(true) {
+            if is_ws(buf[q]) && boundary_at(buf, q, eof, 1, SEARCH_NAME) == Some(true) {
                 return Some(q);
             }
         }

@@ -39,6 +39,9 @@ pub enum ErrorKind {
     /// After a value of the declared size there is neither another attribute nor `}`:
     /// the count is wrong (`--lenient` looks for the nearest valid boundary).
     BadValueSize { name: String, declared: u64 },
+    /// A new object (`@TEMPLATE {`) starts where an attribute or the closing `}` was
+    /// expected.
+    Unclosed,
     /// The input ended inside an object.
     Truncated { context: String },
     /// An attribute name longer than the decoder accepts (no `{` found).
@@ -78,6 +81,9 @@ impl fmt::Display for ErrorKind {
                 f,
                 "attribute `{name}` declares {declared} bytes, but no attribute or `}}` follows them (wrong byte count? try --lenient)"
             ),
+            ErrorKind::Unclosed => {
+                write!(f, "object not closed: `}}` missing before the next `@TEMPLATE {{`")
+            }
             ErrorKind::Truncated { context } => write!(f, "input ended inside an object: {context}"),
             ErrorKind::NameTooLong { max } => {
                 write!(f, "attribute name longer than {max} bytes (no `{{` found)")
