@@ -16,6 +16,7 @@
 pub mod csv;
 pub mod jsonl;
 pub mod null;
+pub mod rdfxml;
 pub mod schema_columns;
 pub mod soif;
 pub mod sqlite;
@@ -140,6 +141,14 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
                 out,
                 columns,
                 &opts.list_separator,
+                opts.charset,
+            )))
+        }
+        Format::Rdfxml => {
+            let out = value_text::open_output(opts.output.as_deref())?;
+            Ok(Box::new(rdfxml::RdfXmlSink::new(
+                out,
+                opts.dcterms,
                 opts.charset,
             )))
         }

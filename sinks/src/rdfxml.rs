@@ -1,0 +1,499 @@
+//! The `rdfxml` sink: Simple Dublin Core in RDF/XML, after the DCMI recommendation
+//! "Expressing Simple Dublin Core in RDF/XML" (2002).
+//!
+//! ```xml
+//! <?xml version="1.0" encoding="UTF-8"?>
+//! <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+//!          xmlns:dc="http://purl.org/dc/elements/1.1/">
+//!   <rdf:Description rdf:about="http://home.netscape.com/eng/ssl3/ssl-toc.html">
+//!     <dc:title>SSL Protocol V. 3.0</dc:title>
+//!     <dc:creator>Alan O. Freier</dc:creator>
+//!     <dc:creator>Philip Karlton</dc:creator>
+//!   </rdf:Description>
+//! </rdf:RDF>
+//! ```
+//!
+//! Records are written one by one as they arrive (nothing is held back); the document is
+//! closed by [`Sink::finish`].
+//!
+//! **Which elements.** A record of the RFC 2655 App. C `Dublin-Core` template (also
+//! `Dublin-Core-1` …) maps each attribute whose name, without a `-N` suffix, is one of the
+//! fifteen elements (`TITLE`, `CREATOR-2`, …) to that `dc:` element. Any other record goes
+//! through the crosswalk of SPEC §5 (`Title`→title, `Author`→creator, `Keywords`→subject,
+//! `Abstract`/`Description`→description, `Type`/`Content-Type`→format,
+//! `Last-Modification-Time`/`Last-Modified`→date as ISO 8601, `URL-References`→relation,
+//! `Publisher`, `Contributor`, `Language`, `Rights`/`Copyright`, `Creator`, `Subject`, and
+//! the record's URL as `dc:identifier`). Attributes without a Dublin Core counterpart are
+//! not written: Simple Dublin Core has nowhere to put them. Multi-values (`Author-1` …, or
+//! lists after `collapse`) become repeated elements. This table is the sink's own until
+//! the `dc` transform (`pipeline/src/transforms/dc.rs`) takes over as the one place the
+//! crosswalk is defined; a record already converted by `-t dc` is a `Dublin-Core` record
+//! and passes straight through.
+//!
+//! **`--dcterms`** adds `dcterms:modified` (from `Last-Modification-Time`,
+//! `Last-Modified` or `Update-Time`, as ISO 8601) and `dcterms:extent` (from `File-Size` or
+//! `Content-Length`, as `N bytes`).
+//!
+//! **Always well-formed.** `<`, `>`, `&` and quotes are escaped (so `]]>` cannot occur), a
+//! carriage return is written as `&#13;` so that it survives parsing. Characters XML 1.0
+//! forbids (C0 controls other than tab, LF, CR; U+FFFE, U+FFFF) become U+FFFD, and invalid
+//! UTF-8 is replaced (or, with `--charset latin1`, read as ISO 8859-1); each such repair
+//! counts as a warning ([`Sink::warnings`]).
+//!
+//! **Subjects.** `rdf:about` is the record's URL made a valid IRI: spaces, controls,
+//! `"<>\^`{|}`, non-ASCII characters (as UTF-8), a `%` not followed by two hex digits and
+//! misplaced `#`, `[`, `]`, `@`, `:` are percent-encoded. A record whose URL is `-`, or not
+//! an absolute URL (no scheme), becomes a blank node (an `rdf:Description` without
+//! `rdf:about`); a URL that is not absolute is still written as `dc:identifier` and counted
+//! as a warning.
+
+use crate::value_text::to_text;
+use crate::Charset;
+use soif_codecs::{Record, Value};
+use soif_pipeline::transforms::{dates, names};
+use soif_pipeline::{Error, Sink, SinkError};
+use std::borrow::Cow;
+use std::io::Write;
+
+const RDF_NS: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+const DC_NS: &str = "http://purl.org/dc/elements/1.1/";
+const DCTERMS_NS: &str = "http://purl.org/dc/terms/";
+
+/// The fifteen Simple Dublin Core elements.
+pub const DC_ELEMENTS: [&str; 15] = [
+    "title",
+    "creator",
+    "subject",
+    "description",
+    "publisher",
+    "contributor",
+    "date",
+    "type",
+    "format",
+    "identifier",
+    "source",
+    "language",
+    "relation",
+    "coverage",
+    "rights",
+];
+
+/// Writes records as Simple Dublin Core in RDF/XML.
+pub struct RdfXmlSink<W: Write + Send> {
+    out: W,
+    dcterms: bool,
+    charset: Charset,
+    warnings: u64,
+    started: bool,
+    /// One record's XML, reused from record to record.
+    buf: Vec<u8>,
+}
+
+impl<W: Write + Send> RdfXmlSink<W> {
+    /// A sink writing to `out`; `dcterms` adds `dcterms:modified` and `dcterms:extent`.
+    pub fn new(out: W, dcterms: bool, charset: Charset) -> RdfXmlSink<W> {
+        RdfXmlSink {
+            out,
+            dcterms,
+            charset,
+            warnings: 0,
+            started: false,
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    fn start(&mut self) -> Result<(), Error> {
+        if self.started {
+            return Ok(());
+        }
+        let mut head = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rdf:RDF xmlns:rdf=\"{RDF_NS}\" xmlns:dc=\"{DC_NS}\""
+        );
+        if self.dcterms {
+            head.push_str(&format!(" xmlns:dcterms=\"{DCTERMS_NS}\""));
+        }
+        head.push_str(">\n");
+        self.out
+            .write_all(head.as_bytes())
+            .map_err(|e| Error::io("writing rdf/xml", e))?;
+        self.started = true;
+        Ok(())
+    }
+
+    /// XML-safe, escaped text for a value; counts repairs.
+    fn text(&mut self, bytes: &[u8]) -> String {
+        let (text, replaced) = to_text(bytes, self.charset);
+        if replaced {
+            self.warnings += 1;
+        }
+        let (clean, fixed) = xml_chars(&text);
+        self.warnings += fixed;
+        escape_text(&clean)
+    }
+
+    fn element(&mut self, qname: &str, bytes: &[u8]) {
+        let text = self.text(bytes);
+        self.buf.extend_from_slice(b"    <");
+        self.buf.extend_from_slice(qname.as_bytes());
+        self.buf.push(b'>');
+        self.buf.extend_from_slice(text.as_bytes());
+        self.buf.extend_from_slice(b"</");
+        self.buf.extend_from_slice(qname.as_bytes());
+        self.buf.extend_from_slice(b">\n");
+    }
+
+    fn render(&mut self, record: &Record) {
+        self.buf.clear();
+        let about = if record.has_no_url() {
+            None
+        } else {
+            let (url, replaced) = to_text(&record.url, self.charset);
+            if replaced {
+                self.warnings += 1;
+            }
+            let iri = to_iri(&url);
+            if iri.is_none() {
+                // Not absolute: the resource has no IRI we can name; keep the URL as text.
+                self.warnings += 1;
+            }
+            iri
+        };
+        match &about {
+            Some(iri) => {
+                let attr = quick_xml::escape::escape(iri.as_str());
+                self.buf
+                    .extend_from_slice(b"  <rdf:Description rdf:about=\"");
+                self.buf.extend_from_slice(attr.as_bytes());
+                self.buf.extend_from_slice(b"\">\n");
+            }
+            None => self.buf.extend_from_slice(b"  <rdf:Description>\n"),
+        }
+        let flat = record.flattened();
+        let dublin_core = is_dublin_core(&record.template);
+        for attr in &flat.attributes {
+            let Value::Bytes(value) = &attr.value else {
+                continue;
+            };
+            let base = names::base_name(&attr.name);
+            let element = if dublin_core {
+                dc_element(base)
+            } else {
+                crosswalk(base)
+            };
+            let Some(element) = element else {
+                continue;
+            };
+            let qname = format!("dc:{element}");
+            if element == "date" && !dublin_core {
+                match dates::to_iso(value) {
+                    Some(iso) => self.element(&qname, iso.as_bytes()),
+                    None => self.element(&qname, value),
+                }
+            } else {
+                self.element(&qname, value);
+            }
+        }
+        let has_identifier = dublin_core
+            && flat
+                .attributes
+                .iter()
+                .any(|a| dc_element(names::base_name(&a.name)) == Some("identifier"));
+        if !record.has_no_url() && !has_identifier {
+            let url = record.url.clone();
+            self.element("dc:identifier", &url);
+        }
+        if self.dcterms {
+            let modified = ["Last-Modification-Time", "Last-Modified", "Update-Time"]
+                .iter()
+                .find_map(|n| flat.get_ignore_case(n).and_then(Value::as_bytes).cloned());
+            if let Some(m) = modified {
+                let v = dates::to_iso(&m).map_or(m.to_vec(), String::into_bytes);
+                self.element("dcterms:modified", &v);
+            }
+            let extent = ["File-Size", "Content-Length"]
+                .iter()
+                .find_map(|n| flat.get_ignore_case(n).and_then(Value::as_bytes).cloned());
+            if let Some(x) = extent {
+                let t = String::from_utf8_lossy(&x).trim().to_string();
+                if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                    self.element("dcterms:extent", format!("{t} bytes").as_bytes());
+                } else {
+                    self.element("dcterms:extent", &x);
+                }
+            }
+        }
+        self.buf.extend_from_slice(b"  </rdf:Description>\n");
+    }
+}
+
+impl<W: Write + Send> Sink for RdfXmlSink<W> {
+    fn name(&self) -> &str {
+        "rdfxml"
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        self.start()?;
+        self.render(record);
+        self.out
+            .write_all(&self.buf)
+            .map_err(|e| SinkError::Fatal(Error::io("writing rdf/xml", e)))
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        self.start()?;
+        self.out
+            .write_all(b"</rdf:RDF>\n")
+            .and_then(|()| self.out.flush())
+            .map_err(|e| Error::io("writing rdf/xml", e))
+    }
+
+    fn warnings(&self) -> u64 {
+        self.warnings
+    }
+}
+
+/// `Dublin-Core`, or `Dublin-Core-1` as in RFC 2655 App. C's example (any case).
+pub fn is_dublin_core(template: &[u8]) -> bool {
+    names::base_name(template).eq_ignore_ascii_case(b"Dublin-Core")
+}
+
+/// The element for an attribute of a `Dublin-Core` record (`TITLE` → `title`).
+fn dc_element(base: &[u8]) -> Option<&'static str> {
+    DC_ELEMENTS
+        .iter()
+        .find(|e| e.as_bytes().eq_ignore_ascii_case(base))
+        .copied()
+}
+
+/// The crosswalk for Harvest `FILE` / `DOCUMENT` and other non-DC attributes.
+fn crosswalk(base: &[u8]) -> Option<&'static str> {
+    const TABLE: &[(&str, &str)] = &[
+        ("Title", "title"),
+        ("Author", "creator"),
+        ("Creator", "creator"),
+        ("Keywords", "subject"),
+        ("Subject", "subject"),
+        ("Abstract", "description"),
+        ("Description", "description"),
+        ("Publisher", "publisher"),
+        ("Contributor", "contributor"),
+        ("Last-Modification-Time", "date"),
+        ("Last-Modified", "date"),
+        ("Type", "format"),
+        ("Content-Type", "format"),
+        ("Language", "language"),
+        ("URL-References", "relation"),
+        ("Rights", "rights"),
+        ("Copyright", "rights"),
+    ];
+    TABLE
+        .iter()
+        .find(|(name, _)| name.as_bytes().eq_ignore_ascii_case(base))
+        .map(|(_, e)| *e)
+}
+
+/// Replaces characters XML 1.0 does not allow with U+FFFD; returns how many.
+fn xml_chars(text: &str) -> (Cow<'_, str>, u64) {
+    let bad = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}');
+    if !text.chars().any(bad) {
+        return (Cow::Borrowed(text), 0);
+    }
+    let mut n = 0;
+    let s = text
+        .chars()
+        .map(|c| {
+            if bad(c) {
+                n += 1;
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    (Cow::Owned(s), n)
+}
+
+/// Escapes text content: `<`, `>`, `&`, quotes, and CR as `&#13;` (a raw CR would be
+/// normalised to LF by every XML parser).
+fn escape_text(text: &str) -> String {
+    let escaped = quick_xml::escape::escape(text);
+    if escaped.contains('\r') {
+        escaped.replace('\r', "&#13;")
+    } else {
+        escaped.into_owned()
+    }
+}
+
+/// The URL as an absolute IRI (RFC 3987), percent-encoding what may not appear; `None`
+/// when it has no scheme.
+pub fn to_iri(url: &str) -> Option<String> {
+    let url = url.trim();
+    let colon = url.find(':')?;
+    let scheme = &url[..colon];
+    let mut chars = scheme.chars();
+    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        || !chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return None;
+    }
+    let rest = &url[colon + 1..];
+    let mut out = String::with_capacity(url.len() + 16);
+    out.push_str(scheme);
+    out.push(':');
+    // The authority, when there is one, has its own rules for `@`, `:`, `[`, `]`.
+    let path_start = if let Some(after) = rest.strip_prefix("//") {
+        let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+        out.push_str("//");
+        push_authority(&after[..end], &mut out);
+        2 + end
+    } else {
+        0
+    };
+    let mut seen_hash = false;
+    let bytes = rest.as_bytes();
+    for (i, c) in rest[path_start..].char_indices() {
+        let at = path_start + i;
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => out.push(c),
+            '-' | '.' | '_' | '~' | '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';'
+            | '=' | ':' | '@' | '/' | '?' => out.push(c),
+            '#' if !seen_hash => {
+                seen_hash = true;
+                out.push(c);
+            }
+            '%' if bytes.len() > at + 2
+                && bytes[at + 1].is_ascii_hexdigit()
+                && bytes[at + 2].is_ascii_hexdigit() =>
+            {
+                out.push(c)
+            }
+            other => percent_encode_char(other, &mut out),
+        }
+    }
+    Some(out)
+}
+
+fn push_authority(auth: &str, out: &mut String) {
+    // userinfo@host:port — only the last `@` separates; a port must be digits.
+    let (userinfo, hostport) = match auth.rfind('@') {
+        Some(at) => (Some(&auth[..at]), &auth[at + 1..]),
+        None => (None, auth),
+    };
+    if let Some(u) = userinfo {
+        for c in u.chars() {
+            push_plain(c, ":", out);
+        }
+        out.push('@');
+    }
+    let (host, port) = if hostport.starts_with('[') && hostport.contains(']') {
+        // An IP literal, kept as written up to `]`.
+        let close = hostport.find(']').map_or(hostport.len(), |i| i + 1);
+        out.push_str(&hostport[..close]);
+        ("", &hostport[close..])
+    } else {
+        match hostport.rfind(':') {
+            Some(i) if hostport[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+                (&hostport[..i], &hostport[i..])
+            }
+            _ => (hostport, ""),
+        }
+    };
+    for c in host.chars() {
+        push_plain(c, "", out);
+    }
+    if let Some(digits) = port.strip_prefix(':') {
+        out.push(':');
+        out.push_str(digits);
+    } else {
+        for c in port.chars() {
+            push_plain(c, "", out);
+        }
+    }
+}
+
+/// Unreserved and sub-delimiter characters (plus `extra`) as they are, the rest
+/// percent-encoded.
+fn push_plain(c: char, extra: &str, out: &mut String) {
+    if c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            '-' | '.'
+                | '_'
+                | '~'
+                | '!'
+                | '$'
+                | '&'
+                | '\''
+                | '('
+                | ')'
+                | '*'
+                | '+'
+                | ','
+                | ';'
+                | '='
+        )
+        || extra.contains(c)
+    {
+        out.push(c);
+    } else {
+        percent_encode_char(c, out);
+    }
+}
+
+fn percent_encode_char(c: char, out: &mut String) {
+    let mut buf = [0u8; 4];
+    for b in c.encode_utf8(&mut buf).bytes() {
+        out.push_str(&format!("%{b:02X}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iri_rules() {
+        assert_eq!(
+            to_iri("http://home.netscape.com:80/").as_deref(),
+            Some("http://home.netscape.com:80/")
+        );
+        assert_eq!(
+            to_iri("ftp://ds.internic.net/internet-drafts/ draft-kunze-dc-00.txt").as_deref(),
+            Some("ftp://ds.internic.net/internet-drafts/%20draft-kunze-dc-00.txt")
+        );
+        assert_eq!(
+            to_iri("http://x/a b<c>\"{|}^`\\é%zz%41#f#g[1]").as_deref(),
+            Some("http://x/a%20b%3Cc%3E%22%7B%7C%7D%5E%60%5C%C3%A9%25zz%41#f%23g%5B1%5D")
+        );
+        assert_eq!(
+            to_iri("http://a@b@host:x/").as_deref(),
+            Some("http://a%40b@host%3Ax/")
+        );
+        assert_eq!(
+            to_iri("http://[::1]:8080/p").as_deref(),
+            Some("http://[::1]:8080/p")
+        );
+        assert_eq!(to_iri("draft-kunze-dc-00.txt"), None);
+        assert_eq!(to_iri("1http://x"), None);
+        assert_eq!(to_iri("mailto:a b@x").as_deref(), Some("mailto:a%20b@x"));
+    }
+
+    #[test]
+    fn text_is_made_xml_safe() {
+        let (t, n) = xml_chars("a\u{1}b\tc\u{FFFF}");
+        assert_eq!((t.as_ref(), n), ("a\u{FFFD}b\tc\u{FFFD}", 2));
+        assert_eq!(escape_text("<a> & ]]> \r"), "&lt;a&gt; &amp; ]]&gt; &#13;");
+    }
+
+    #[test]
+    fn element_tables() {
+        assert!(is_dublin_core(b"Dublin-Core"));
+        assert!(is_dublin_core(b"dublin-core-1"));
+        assert!(!is_dublin_core(b"DOCUMENT"));
+        assert_eq!(dc_element(b"CREATOR"), Some("creator"));
+        assert_eq!(dc_element(b"Author"), None);
+        assert_eq!(crosswalk(b"author"), Some("creator"));
+        assert_eq!(crosswalk(b"Content-Type"), Some("format"));
+        assert_eq!(crosswalk(b"Embed<1>-Type"), None);
+    }
+}
