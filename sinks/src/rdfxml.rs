@@ -18,17 +18,15 @@
 //!
 //! **Which elements.** A record of the RFC 2655 App. C `Dublin-Core` template (also
 //! `Dublin-Core-1` …) maps each attribute whose name, without a `-N` suffix, is one of the
-//! fifteen elements (`TITLE`, `CREATOR-2`, …) to that `dc:` element. Any other record goes
-//! through the crosswalk of SPEC §5 (`Title`→title, `Author`→creator, `Keywords`→subject,
-//! `Abstract`/`Description`→description, `Type`/`Content-Type`→format,
-//! `Last-Modification-Time`/`Last-Modified`→date as ISO 8601, `URL-References`→relation,
-//! `Publisher`, `Contributor`, `Language`, `Rights`/`Copyright`, `Creator`, `Subject`, and
-//! the record's URL as `dc:identifier`). Attributes without a Dublin Core counterpart are
-//! not written: Simple Dublin Core has nowhere to put them. Multi-values (`Author-1` …, or
-//! lists after `collapse`) become repeated elements. This table is the sink's own until
-//! the `dc` transform (`pipeline/src/transforms/dc.rs`) takes over as the one place the
-//! crosswalk is defined; a record already converted by `-t dc` is a `Dublin-Core` record
-//! and passes straight through.
+//! fifteen elements (`TITLE`, `CREATOR-2`, …) to that `dc:` element. Any other record is
+//! first mapped by the `dc` transform's default crosswalk
+//! ([`soif_pipeline::transforms::dc::Crosswalk`], the single definition of the mapping:
+//! `Title`→TITLE, `Author-N`→CREATOR, `Keywords`→SUBJECT, the URL→IDENTIFIER, dates as ISO
+//! 8601, Harvest types as MIME types, …); a value it cannot convert is kept and counted as
+//! a warning. Attributes without a Dublin Core counterpart are not written: Simple Dublin
+//! Core has nowhere to put them. Multi-values (`Author-1` …, or lists after `collapse`)
+//! become repeated elements. Use `-t dc:mapping.toml` before this sink for another
+//! mapping: its output is a `Dublin-Core` record and passes straight through.
 //!
 //! **`--dcterms`** adds `dcterms:modified` (from `Last-Modification-Time`,
 //! `Last-Modified` or `Update-Time`, as ISO 8601) and `dcterms:extent` (from `File-Size` or
@@ -50,6 +48,7 @@
 use crate::value_text::to_text;
 use crate::Charset;
 use soif_codecs::{Record, Value};
+use soif_pipeline::transforms::dc::Crosswalk;
 use soif_pipeline::transforms::{dates, names};
 use soif_pipeline::{Error, Sink, SinkError};
 use std::borrow::Cow;
@@ -168,40 +167,34 @@ impl<W: Write + Send> RdfXmlSink<W> {
             }
             None => self.buf.extend_from_slice(b"  <rdf:Description>\n"),
         }
-        let flat = record.flattened();
-        let dublin_core = is_dublin_core(&record.template);
+        // Dublin Core records pass through; others go through the `dc` transform's
+        // crosswalk (the one definition of the mapping), whose unconvertible values (a
+        // date it cannot read) are kept as they were and counted.
+        let mapped = if is_dublin_core(&record.template) {
+            Cow::Borrowed(record)
+        } else {
+            let (r, notes) = Crosswalk::default_table().apply(record);
+            self.warnings += notes.len() as u64;
+            Cow::Owned(r)
+        };
+        let flat = mapped.flattened();
+        let mut has_identifier = false;
         for attr in &flat.attributes {
             let Value::Bytes(value) = &attr.value else {
                 continue;
             };
-            let base = names::base_name(&attr.name);
-            let element = if dublin_core {
-                dc_element(base)
-            } else {
-                crosswalk(base)
-            };
-            let Some(element) = element else {
+            let Some(element) = dc_element(names::base_name(&attr.name)) else {
                 continue;
             };
-            let qname = format!("dc:{element}");
-            if element == "date" && !dublin_core {
-                match dates::to_iso(value) {
-                    Some(iso) => self.element(&qname, iso.as_bytes()),
-                    None => self.element(&qname, value),
-                }
-            } else {
-                self.element(&qname, value);
-            }
+            has_identifier |= element == "identifier";
+            self.element(&format!("dc:{element}"), value);
         }
-        let has_identifier = dublin_core
-            && flat
-                .attributes
-                .iter()
-                .any(|a| dc_element(names::base_name(&a.name)) == Some("identifier"));
-        if !record.has_no_url() && !has_identifier {
+        if about.is_none() && !record.has_no_url() && !has_identifier {
+            // The URL names no IRI (not absolute): keep it as the identifier.
             let url = record.url.clone();
             self.element("dc:identifier", &url);
         }
+        let flat = record.flattened();
         if self.dcterms {
             let modified = ["Last-Modification-Time", "Last-Modified", "Update-Time"]
                 .iter()
@@ -252,10 +245,7 @@ impl<W: Write + Send> Sink for RdfXmlSink<W> {
     }
 }
 
-/// `Dublin-Core`, or `Dublin-Core-1` as in RFC 2655 App. C's example (any case).
-pub fn is_dublin_core(template: &[u8]) -> bool {
-    names::base_name(template).eq_ignore_ascii_case(b"Dublin-Core")
-}
+pub use soif_pipeline::transforms::dc::is_dublin_core;
 
 /// The element for an attribute of a `Dublin-Core` record (`TITLE` → `title`).
 fn dc_element(base: &[u8]) -> Option<&'static str> {
@@ -263,33 +253,6 @@ fn dc_element(base: &[u8]) -> Option<&'static str> {
         .iter()
         .find(|e| e.as_bytes().eq_ignore_ascii_case(base))
         .copied()
-}
-
-/// The crosswalk for Harvest `FILE` / `DOCUMENT` and other non-DC attributes.
-fn crosswalk(base: &[u8]) -> Option<&'static str> {
-    const TABLE: &[(&str, &str)] = &[
-        ("Title", "title"),
-        ("Author", "creator"),
-        ("Creator", "creator"),
-        ("Keywords", "subject"),
-        ("Subject", "subject"),
-        ("Abstract", "description"),
-        ("Description", "description"),
-        ("Publisher", "publisher"),
-        ("Contributor", "contributor"),
-        ("Last-Modification-Time", "date"),
-        ("Last-Modified", "date"),
-        ("Type", "format"),
-        ("Content-Type", "format"),
-        ("Language", "language"),
-        ("URL-References", "relation"),
-        ("Rights", "rights"),
-        ("Copyright", "rights"),
-    ];
-    TABLE
-        .iter()
-        .find(|(name, _)| name.as_bytes().eq_ignore_ascii_case(base))
-        .map(|(_, e)| *e)
 }
 
 /// Replaces characters XML 1.0 does not allow with U+FFFD; returns how many.
@@ -492,8 +455,5 @@ mod tests {
         assert!(!is_dublin_core(b"DOCUMENT"));
         assert_eq!(dc_element(b"CREATOR"), Some("creator"));
         assert_eq!(dc_element(b"Author"), None);
-        assert_eq!(crosswalk(b"author"), Some("creator"));
-        assert_eq!(crosswalk(b"Content-Type"), Some("format"));
-        assert_eq!(crosswalk(b"Embed<1>-Type"), None);
     }
 }

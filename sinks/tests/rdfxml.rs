@@ -113,13 +113,18 @@ fn harvest_file_record_with_dcterms() {
     let (xml, _) = write(&[common::harvest_file()], true, Charset::Utf8);
     let ts = triples(&xml);
     let s = "ftp://ecrc.de/pub/ECRC_tech_reports/reports/ECRC-93-10.ps.Z";
-    assert_eq!(values(&ts, s, "format"), ["Compressed"]);
+    // Harvest's Type, as a MIME type by the dc crosswalk.
+    assert_eq!(values(&ts, s, "format"), ["application/x-compress"]);
     // Last-Modification-Time 774988159 (Unix seconds).
     assert_eq!(values(&ts, s, "date"), ["1994-07-23T18:29:19Z"]);
     assert_eq!(values(&ts, s, "dcterms:modified"), ["1994-07-23T18:29:19Z"]);
     assert_eq!(values(&ts, s, "dcterms:extent"), ["164373 bytes"]);
-    // Embed<1>-Type describes the nested part, not this resource.
-    assert!(!values(&ts, s, "format").contains(&"PostScript"));
+    // The keywords of the embedded PostScript file describe the resource.
+    assert_eq!(
+        values(&ts, s, "subject"),
+        ["technical report ECRC{93{10 Polymorphic Sorts and Types for Concurrent Functional Programs Bent Thomsen"]
+    );
+    assert_eq!(values(&ts, s, "identifier"), [s]);
 }
 
 #[test]
