@@ -12,6 +12,7 @@
 //! canonically, and parses the Resource Description Messages objects (W3C NOTE-rdm-960724)
 //! into typed structs.
 
+pub mod generate;
 pub mod rdm;
 pub mod record;
 pub mod soif;
