@@ -4,6 +4,7 @@
 //! transforms themselves (one module each under [`transforms`]) and the engine that joins
 //! the stages with bounded channels.
 
+pub mod config;
 pub mod engine;
 pub mod error;
 pub mod sink;

@@ -24,6 +24,7 @@ pub mod http;
 pub mod jsonl;
 
 pub use file::expand;
+pub use tempfile::TempPath;
 
 use decompress::Reader;
 use futures::future::BoxFuture;
@@ -46,6 +47,11 @@ pub enum InputSpec {
     Stdin,
     File(PathBuf),
     Url(String),
+    /// A local copy of stdin or a URL (see [`spool`]), still named as the original.
+    Spooled {
+        path: PathBuf,
+        name: String,
+    },
 }
 
 impl InputSpec {
@@ -55,12 +61,13 @@ impl InputSpec {
             InputSpec::Stdin => "-".to_string(),
             InputSpec::File(p) => p.display().to_string(),
             InputSpec::Url(u) => u.clone(),
+            InputSpec::Spooled { name, .. } => name.clone(),
         }
     }
 
     /// True when the input can be read a second time (a CSV first pass).
     pub fn is_rereadable(&self) -> bool {
-        matches!(self, InputSpec::File(_))
+        matches!(self, InputSpec::File(_) | InputSpec::Spooled { .. })
     }
 }
 
@@ -115,7 +122,9 @@ impl InputSource {
     pub fn new(inputs: Vec<InputSpec>, opts: SourceOptions) -> InputSource {
         // The total is known up front only when every input is a file.
         let total = inputs.iter().try_fold(0u64, |acc, i| match i {
-            InputSpec::File(p) => file::size(p).map(|s| acc + s),
+            InputSpec::File(p) | InputSpec::Spooled { path: p, .. } => {
+                file::size(p).map(|s| acc + s)
+            }
             _ => None,
         });
         InputSource {
@@ -131,23 +140,19 @@ impl InputSource {
         let name: Arc<str> = Arc::from(spec.name());
         let raw: Reader = match &spec {
             InputSpec::Stdin => Box::new(tokio::io::stdin()),
-            InputSpec::File(path) => Box::new(
+            InputSpec::File(path) | InputSpec::Spooled { path, .. } => Box::new(
                 tokio::fs::File::open(path)
                     .await
                     .map_err(|e| Error::io_path(path, e))?,
             ),
             InputSpec::Url(url) => {
-                let client = match &self.client {
-                    Some(c) => c.clone(),
-                    None => {
-                        let c = reqwest::Client::builder()
-                            .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
-                            .build()
-                            .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))?;
-                        self.client = Some(c.clone());
-                        c
-                    }
-                };
+                if self.client.is_none() {
+                    self.client = Some(http_client()?);
+                }
+                let client = self
+                    .client
+                    .clone()
+                    .ok_or_else(|| Error::Fatal("no HTTP client".into()))?;
                 http::open(&client, url).await?.0
             }
         };
@@ -197,6 +202,40 @@ impl Source for InputSource {
     fn total_bytes(&self) -> Option<u64> {
         self.total
     }
+}
+
+fn http_client() -> Result<reqwest::Client, Error> {
+    reqwest::Client::builder()
+        .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))
+}
+
+/// Copies an input that cannot be read twice (stdin, a URL) to a temporary file, as
+/// stored (still compressed), for a second pass. The file is deleted when the returned
+/// path is dropped.
+pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
+    let name = spec.name();
+    let mut reader: Reader = match spec {
+        InputSpec::Stdin => Box::new(tokio::io::stdin()),
+        InputSpec::Url(url) => http::open(&http_client()?, url).await?.0,
+        InputSpec::File(p) | InputSpec::Spooled { path: p, .. } => Box::new(
+            tokio::fs::File::open(p)
+                .await
+                .map_err(|e| Error::io_path(p, e))?,
+        ),
+    };
+    let temp =
+        tempfile::NamedTempFile::new().map_err(|e| Error::io("creating a temporary file", e))?;
+    let (file, path) = temp.into_parts();
+    let mut file = tokio::fs::File::from_std(file);
+    tokio::io::copy(&mut reader, &mut file)
+        .await
+        .map_err(|e| Error::io(format!("copying {name} to {}", path.display()), e))?;
+    tokio::io::AsyncWriteExt::flush(&mut file)
+        .await
+        .map_err(|e| Error::io(format!("copying {name}"), e))?;
+    Ok(path)
 }
 
 /// `.jsonl` / `.ndjson`, also under a compression suffix (`x.jsonl.gz`).

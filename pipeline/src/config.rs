@@ -1,0 +1,205 @@
+//! Pipeline files for `soif run`: one source (several inputs), a transform chain, an
+//! error policy, and one or more sinks written in one pass.
+//!
+//! ```toml
+//! # Nightly: every gatherer dump of the day to JSON Lines and a SQLite catalog.
+//! # (Top-level keys come before the first [table], as TOML requires.)
+//! transforms = ["collapse", "select:Title,Author,Keywords"]
+//!
+//! [source]
+//! inputs = ["/var/harvest/dumps/*.soif.gz"]   # files, directories, globs, -, URLs
+//! format = "auto"                             # auto | soif | jsonl
+//! lenient = true
+//! max_record_size = "64MiB"                   # or a number of bytes
+//!
+//! [errors]
+//! on_error = "quarantine"                     # fail | skip | quarantine
+//! quarantine = "/var/harvest/rejected.soif"
+//!
+//! [[sink]]
+//! format = "jsonl"
+//! output = "/var/harvest/out/records.jsonl"
+//!
+//! [[sink]]
+//! format = "sqlite"
+//! output = "/var/harvest/catalog.db"
+//! batch_size = 500
+//! ```
+//!
+//! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
+//! `list_separator`, `charset`, `dcterms`, `batch_size`, `schema`, `token` (for `rdm`;
+//! the `SOIF_TOKEN` environment variable is used when absent). A top-level `schema`
+//! is what `--schema` is to `convert` for the transforms. Relative paths are relative to
+//! the directory `soif run` is started in. Unknown keys are errors, so a typo does not
+//! silently change a nightly job.
+
+use crate::Error;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// A parsed pipeline file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    pub source: SourceConfig,
+    #[serde(default)]
+    pub transforms: Vec<String>,
+    #[serde(default)]
+    pub errors: ErrorsConfig,
+    /// `[[sink]]` tables, at least one.
+    #[serde(rename = "sink", default)]
+    pub sinks: Vec<SinkConfig>,
+    /// An RDM `@SCHEMA` for the transforms (`validate`, `order`).
+    pub schema: Option<PathBuf>,
+}
+
+/// `[source]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    pub inputs: Vec<String>,
+    #[serde(default = "auto")]
+    pub format: String,
+    #[serde(default)]
+    pub lenient: bool,
+    pub max_record_size: Option<Size>,
+}
+
+fn auto() -> String {
+    "auto".to_string()
+}
+
+/// `[errors]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorsConfig {
+    pub on_error: Option<String>,
+    pub quarantine: Option<PathBuf>,
+}
+
+/// One `[[sink]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SinkConfig {
+    pub format: String,
+    pub output: Option<String>,
+    pub columns: Option<Vec<String>>,
+    pub list_separator: Option<String>,
+    pub charset: Option<String>,
+    #[serde(default)]
+    pub dcterms: bool,
+    pub batch_size: Option<usize>,
+    pub schema: Option<PathBuf>,
+    pub token: Option<String>,
+}
+
+/// A size: a number of bytes or a string such as `"64MiB"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    pub fn bytes(&self) -> Result<usize, Error> {
+        match self {
+            Size::Bytes(n) => {
+                usize::try_from(*n).map_err(|_| Error::Config(format!("size {n} is too large")))
+            }
+            Size::Text(s) => parse_size(s).map_err(Error::Config),
+        }
+    }
+}
+
+impl PipelineConfig {
+    /// Reads and checks a pipeline file; errors name the file (and line, for syntax).
+    pub fn load(path: &Path) -> Result<PipelineConfig, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io_path(path, e))?;
+        PipelineConfig::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// Parses and checks the text of a pipeline file.
+    pub fn parse(text: &str) -> Result<PipelineConfig, String> {
+        let config: PipelineConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        if config.source.inputs.is_empty() {
+            return Err("[source] inputs is empty (use [\"-\"] for stdin)".to_string());
+        }
+        if config.sinks.is_empty() {
+            return Err("no [[sink]]: a pipeline needs at least one".to_string());
+        }
+        if let Some(size) = &config.source.max_record_size {
+            size.bytes()
+                .map_err(|e| format!("[source] max_record_size: {e}"))?;
+        }
+        Ok(config)
+    }
+}
+
+/// Parses `1048576`, `512K`, `512KiB`, `64M`, `64MiB`, `1G`, `1GB` (binary multiples).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 1048576, 512KiB, 64MiB)"))?;
+    let mult: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("unknown size unit in `{s}` (use K, M or G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size `{s}` is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_example_parses() {
+        let doc = include_str!("config.rs");
+        let example: String = doc
+            .lines()
+            .skip_while(|l| !l.starts_with("//! ```toml"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("//! ```"))
+            .map(|l| format!("{}\n", l.trim_start_matches("//!").trim_start()))
+            .collect();
+        let c = PipelineConfig::parse(&example).unwrap();
+        assert_eq!(c.sinks.len(), 2);
+        assert_eq!(c.transforms.len(), 2);
+        assert_eq!(c.source.max_record_size.unwrap().bytes().unwrap(), 64 << 20);
+        assert_eq!(c.errors.on_error.as_deref(), Some("quarantine"));
+    }
+
+    #[test]
+    fn mistakes_are_reported() {
+        let e = PipelineConfig::parse("[source]\ninputs=[\"a\"]\n").unwrap_err();
+        assert!(e.contains("no [[sink]]"), "{e}");
+        let e = PipelineConfig::parse(
+            "[source]\ninputs=[\"a\"]\n[[sink]]\nformat=\"jsonl\"\noutptu=\"x\"\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("outptu"), "{e}");
+        let e = PipelineConfig::parse(
+            "[source]\ninputs=[\"a\"]\nmax_record_size=\"12 parsecs\"\n[[sink]]\nformat=\"null\"\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("max_record_size"), "{e}");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("512k"), Ok(512 << 10));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+}

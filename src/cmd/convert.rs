@@ -1,0 +1,249 @@
+//! `soif convert`: read records, apply transforms, write one format.
+//!
+//! Also home of [`execute`], which `soif run` shares: it builds the source, the
+//! transforms and the sinks, makes the CSV first pass when columns are needed, runs the
+//! engine and turns the outcome into an exit status.
+
+use super::{fail, runtime, InputArgs, Reporter};
+use clap::Args;
+use soif_codecs::Record;
+use soif_pipeline::engine::ErrorPolicy;
+use soif_pipeline::transforms::{self, TransformContext};
+use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError};
+use soif_sinks::csv::ColumnCollector;
+use soif_sinks::{Charset, Format, SinkOptions};
+use soif_sources::{InputSource, InputSpec, SourceOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+/// Convert SOIF (or JSON Lines) into another format.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  soif convert All-Templates.gz --to jsonl -o records.jsonl
+  soif convert archive/ --to csv --columns Title,Author -o titles.csv
+  curl -s http://host/All-Templates.gz | soif convert --to soif -t collapse -t expand
+  soif convert broken.soif --to jsonl --on-error quarantine --quarantine bad.soif --lenient
+
+Transforms (-t, applied in order):
+  collapse, expand, dc, validate[:SCHEMA], select:A,B, order:-Score,+Title,
+  hits:10 | hits:11..20, since:DATE, match:Attr=value, dedupe[:url|ATTR]
+
+Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
+3 finished but records were skipped or quarantined.")]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, or null (parse and count
+    /// only).
+    #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
+    pub to: String,
+
+    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL.
+    #[arg(short, long, value_name = "OUTPUT")]
+    pub output: Option<String>,
+
+    /// A transform NAME[:ARGS]; repeat to chain them in order (see below).
+    #[arg(short = 't', long = "transform", value_name = "TRANSFORM")]
+    pub transforms: Vec<String>,
+
+    /// How to write values that are not UTF-8 where text is needed: `utf8` (JSON gets
+    /// {"base64": …}, text formats a replacement) or `latin1` (read them as ISO 8859-1).
+    #[arg(long, value_name = "CHARSET", default_value = "utf8", value_parser = ["utf8", "latin1"])]
+    pub charset: String,
+
+    /// CSV columns after template,url (default: from --schema, or a first pass over the
+    /// input).
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+
+    /// CSV: separator between the items of a list.
+    #[arg(long, value_name = "SEP", default_value = "|")]
+    pub list_separator: String,
+
+    /// RDF/XML: also write qualified DCMI terms.
+    #[arg(long)]
+    pub dcterms: bool,
+
+    /// SQLite rows per transaction; RDM records per POST.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub batch_size: usize,
+
+    /// An RDM @SCHEMA file: CSV columns, SQLite column types, the `validate` transform.
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: Option<PathBuf>,
+
+    /// Bearer token for an rdm output.
+    #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+pub fn run(args: ConvertArgs) -> ExitCode {
+    let job = match job(&args) {
+        Ok(job) => job,
+        Err(e) => return fail(&e),
+    };
+    execute(job)
+}
+
+fn job(args: &ConvertArgs) -> Result<Job, Error> {
+    let format = Format::parse(&args.to)
+        .ok_or_else(|| Error::Config(format!("unknown output format `{}`", args.to)))?;
+    let mut sink = SinkOptions::new(format);
+    sink.output = args.output.clone();
+    sink.columns = args.columns.clone();
+    sink.list_separator = args.list_separator.clone();
+    sink.charset = parse_charset(&args.charset)?;
+    sink.dcterms = args.dcterms;
+    sink.batch_size = args.batch_size.max(1);
+    sink.schema = args.schema.clone();
+    sink.token = args.token.clone();
+    sink.inputs = args.input.inputs.clone();
+    let mut engine = args.input.engine_options(&Reporter::silent())?;
+    engine.observer = None;
+    Ok(Job {
+        specs: args.input.specs()?,
+        source: args.input.source_options(),
+        engine,
+        transforms: args.transforms.clone(),
+        context: TransformContext {
+            schema: args.schema.clone(),
+            ..TransformContext::default()
+        },
+        sinks: vec![sink],
+        quiet: args.input.quiet,
+    })
+}
+
+pub fn parse_charset(s: &str) -> Result<Charset, Error> {
+    match s {
+        "utf8" | "utf-8" => Ok(Charset::Utf8),
+        "latin1" | "latin-1" | "iso-8859-1" => Ok(Charset::Latin1),
+        other => Err(Error::Config(format!(
+            "unknown charset `{other}` (utf8 or latin1)"
+        ))),
+    }
+}
+
+/// Everything one pass of the engine needs, from the command line or a pipeline file.
+pub struct Job {
+    pub specs: Vec<InputSpec>,
+    pub source: SourceOptions,
+    /// The observer is set by [`execute`].
+    pub engine: EngineOptions,
+    pub transforms: Vec<String>,
+    pub context: TransformContext,
+    pub sinks: Vec<SinkOptions>,
+    pub quiet: bool,
+}
+
+/// Runs a job and returns the exit status (printing the summary or the error).
+pub fn execute(mut job: Job) -> ExitCode {
+    let reporter = Reporter::new(job.quiet);
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&e),
+    };
+    let result = rt.block_on(async {
+        // Kept alive until the run ends: spooled copies of stdin / URLs.
+        let _spooled = first_pass(&mut job).await?;
+        let transforms = build_transforms(&job)?;
+        let sinks = job
+            .sinks
+            .iter()
+            .map(soif_sinks::build)
+            .collect::<Result<Vec<_>, _>>()?;
+        let source = InputSource::new(job.specs.clone(), job.source.clone());
+        let mut opts = job.engine.clone();
+        opts.observer = Some(reporter.clone());
+        Engine::new(opts)
+            .run(Box::new(source), transforms, sinks)
+            .await
+    });
+    // Don't wait for a blocked stdin read (an early failure with stdin still open).
+    rt.shutdown_background();
+    match result {
+        Ok(summary) => {
+            reporter.summary(&summary);
+            super::exit_for(&summary)
+        }
+        Err(e) => {
+            reporter.abandon();
+            fail(&e)
+        }
+    }
+}
+
+fn build_transforms(job: &Job) -> Result<Vec<Box<dyn soif_pipeline::Transform>>, Error> {
+    job.transforms
+        .iter()
+        .map(|spec| transforms::build(spec, &job.context))
+        .collect()
+}
+
+/// CSV needs its columns before the first row. When a csv sink has neither --columns nor
+/// --schema, read the input once through the same transforms and collect the attribute
+/// names. Inputs that cannot be read twice (stdin, URLs) are first copied to temporary
+/// files, which are returned so they live until the second pass is done.
+async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error> {
+    let needs =
+        |s: &SinkOptions| s.format == Format::Csv && s.columns.is_none() && s.schema.is_none();
+    if !job.sinks.iter().any(needs) {
+        return Ok(Vec::new());
+    }
+    let mut spooled = Vec::new();
+    for spec in &mut job.specs {
+        if !spec.is_rereadable() {
+            let name = spec.name();
+            let path = soif_sources::spool(spec).await?;
+            *spec = InputSpec::Spooled {
+                path: path.to_path_buf(),
+                name,
+            };
+            spooled.push(path);
+        }
+    }
+    let collector = Arc::new(Mutex::new(ColumnCollector::default()));
+    let source = InputSource::new(job.specs.clone(), job.source.clone());
+    let mut opts = job.engine.clone();
+    // Bad records are the second pass's business: here they are only skipped.
+    opts.policy = ErrorPolicy::Skip;
+    opts.observer = None;
+    let sink = CollectorSink(collector.clone());
+    Engine::new(opts)
+        .run(
+            Box::new(source),
+            build_transforms(job)?,
+            vec![Box::new(sink)],
+        )
+        .await?;
+    let columns = collector
+        .lock()
+        .map(|c| c.columns().to_vec())
+        .map_err(|_| Error::Fatal("the column collector panicked".to_string()))?;
+    for s in job.sinks.iter_mut().filter(|s| needs(s)) {
+        s.columns = Some(columns.clone());
+    }
+    Ok(spooled)
+}
+
+/// Feeds the first pass into the CSV column collector.
+struct CollectorSink(Arc<Mutex<ColumnCollector>>);
+
+impl Sink for CollectorSink {
+    fn name(&self) -> &str {
+        "csv columns"
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        if let Ok(mut c) = self.0.lock() {
+            c.observe(record);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}

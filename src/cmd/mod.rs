@@ -1,0 +1,251 @@
+//! The subcommands, one module each. To add one: a module here, a variant in
+//! [`crate::Command`] and an arm in `main`'s dispatch.
+//!
+//! This module holds what the record-reading commands share: the input options
+//! ([`InputArgs`]), turning them into a source and engine options, the terminal
+//! [`Reporter`] (progress bar, warnings, the summary line) and exit statuses.
+
+pub mod convert;
+pub mod run;
+pub mod stats;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use soif_codecs::soif::DecoderOptions;
+use soif_pipeline::engine::{ErrorPolicy, Observer, Progress};
+use soif_pipeline::{EngineOptions, Error, Summary};
+use soif_sources::{InputFormat, InputSource, InputSpec, SourceOptions};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Exit status: every record converted.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: the run failed (message on stderr).
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status: usage or configuration error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: finished, but records were skipped or quarantined.
+pub const EXIT_REJECTED: u8 = 3;
+
+/// Options for reading records, shared by `convert` and `stats`.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Inputs: files, directories (read recursively, sorted), globs, `-` for stdin,
+    /// http(s):// URLs. None: stdin. gzip, bzip2, xz and zstd are detected by magic bytes.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format: `auto` (JSON Lines when named .jsonl/.ndjson or starting with `{`,
+    /// else SOIF), `soif` or `jsonl`.
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "soif", "jsonl"])]
+    pub from: String,
+
+    /// What to do with a record that cannot be read or converted: stop (`fail`), count and
+    /// report it (`skip`), or also write its original bytes to --quarantine
+    /// (`quarantine`). Default `fail`; --quarantine alone implies `quarantine`.
+    #[arg(long, value_name = "POLICY", value_parser = ["fail", "skip", "quarantine"])]
+    pub on_error: Option<String>,
+
+    /// File that receives the original bytes of every rejected record.
+    #[arg(long, value_name = "FILE")]
+    pub quarantine: Option<PathBuf>,
+
+    /// Repair what legacy data is known to carry (a space instead of the tab after `:`,
+    /// byte counts broken by CRLF conversion or collapsed whitespace, sizes like `{x}`);
+    /// each repair is counted and reported.
+    #[arg(long)]
+    pub lenient: bool,
+
+    /// Largest record accepted (e.g. 1048576, 512KiB, 64MiB, 1G); larger ones are
+    /// rejected without being read into memory.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
+    pub max_record_size: usize,
+
+    /// No progress bar, no summary line, no warnings: only errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl InputArgs {
+    pub fn policy(&self) -> Result<ErrorPolicy, Error> {
+        let name = match (&self.on_error, &self.quarantine) {
+            (Some(p), _) => p.as_str(),
+            (None, Some(_)) => "quarantine",
+            (None, None) => "fail",
+        };
+        ErrorPolicy::parse(name, self.quarantine.clone())
+    }
+
+    pub fn source_options(&self) -> SourceOptions {
+        SourceOptions {
+            format: InputFormat::parse(&self.from).unwrap_or_default(),
+            max_record_size: self.max_record_size,
+        }
+    }
+
+    pub fn engine_options(&self, reporter: &Arc<Reporter>) -> Result<EngineOptions, Error> {
+        let mut decoder = DecoderOptions::with_max_record_size(self.max_record_size);
+        decoder.lenient = self.lenient;
+        Ok(EngineOptions {
+            policy: self.policy()?,
+            decoder,
+            observer: Some(reporter.clone()),
+            ..EngineOptions::default()
+        })
+    }
+
+    pub fn specs(&self) -> Result<Vec<InputSpec>, Error> {
+        soif_sources::expand(&self.inputs)
+    }
+
+    pub fn source(&self, specs: Vec<InputSpec>) -> InputSource {
+        InputSource::new(specs, self.source_options())
+    }
+}
+
+/// Parses `1048576`, `512KiB`, `64MiB`, `1G` (see [`soif_pipeline::config::parse_size`]).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    soif_pipeline::config::parse_size(s)
+}
+
+/// Prints to stderr: the progress bar (a terminal only), warnings and rejected records
+/// (at most [`Reporter::MAX_MESSAGES`] of each, then a count), and the summary line.
+pub struct Reporter {
+    quiet: bool,
+    bar: Option<ProgressBar>,
+    start: Instant,
+    warnings: AtomicU64,
+    rejections: AtomicU64,
+}
+
+impl Reporter {
+    pub const MAX_MESSAGES: u64 = 100;
+
+    pub fn new(quiet: bool) -> Arc<Reporter> {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}) {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Arc::new(Reporter {
+            quiet,
+            bar,
+            start: Instant::now(),
+            warnings: AtomicU64::new(0),
+            rejections: AtomicU64::new(0),
+        })
+    }
+
+    /// A reporter that prints nothing (first passes).
+    pub fn silent() -> Arc<Reporter> {
+        Reporter::new(true)
+    }
+
+    fn print(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn limited(&self, counter: &AtomicU64, line: &str) {
+        if self.quiet {
+            return;
+        }
+        let n = counter.fetch_add(1, Ordering::Relaxed);
+        if n < Self::MAX_MESSAGES {
+            self.print(line);
+        } else if n == Self::MAX_MESSAGES {
+            self.print("soif: further messages of this kind are not shown (see the summary)");
+        }
+    }
+
+    /// Clears the bar and prints the summary line (unless quiet).
+    pub fn summary(&self, summary: &Summary) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        if self.quiet {
+            return;
+        }
+        let mut line = format!("soif: {summary}");
+        if summary.warnings > 0 {
+            line.push_str(&format!(", {} warnings", summary.warnings));
+        }
+        if summary.not_quarantined > 0 {
+            line.push_str(&format!(
+                ", {} rejected records too large to quarantine",
+                summary.not_quarantined
+            ));
+        }
+        eprintln!("{line}");
+    }
+
+    /// Clears the bar before an error message.
+    pub fn abandon(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Reporter {
+    fn progress(&self, p: &Progress) {
+        if let Some(bar) = &self.bar {
+            if let Some(total) = p.total_bytes {
+                bar.set_length(total);
+            }
+            bar.set_position(p.bytes);
+            let secs = self.start.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!(
+                "{} records ({:.0}/s)",
+                p.records,
+                p.records as f64 / secs
+            ));
+        }
+    }
+
+    fn warning(&self, message: &str) {
+        self.limited(&self.warnings, &format!("soif: warning: {message}"));
+    }
+
+    fn rejected(&self, message: &str) {
+        self.limited(&self.rejections, &format!("soif: rejected: {message}"));
+    }
+}
+
+/// The exit status for a finished run.
+pub fn exit_for(summary: &Summary) -> ExitCode {
+    if summary.rejected > 0 {
+        ExitCode::from(EXIT_REJECTED)
+    } else {
+        ExitCode::from(EXIT_OK)
+    }
+}
+
+/// Prints an error and returns its exit status (2 for usage/config, else 1).
+pub fn fail(e: &Error) -> ExitCode {
+    eprintln!("soif: error: {e}");
+    if e.is_config() {
+        ExitCode::from(EXIT_USAGE)
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+/// A tokio runtime for a command.
+pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting the runtime", e))
+}

@@ -1,0 +1,139 @@
+//! `soif run PIPELINE.toml`: a pipeline file (see [`soif_pipeline::config`]) run in one
+//! pass — every sink receives every record as it is read.
+
+use super::convert::{execute, parse_charset, Job};
+use super::fail;
+use clap::Args;
+use soif_codecs::soif::DecoderOptions;
+use soif_pipeline::config::PipelineConfig;
+use soif_pipeline::engine::ErrorPolicy;
+use soif_pipeline::transforms::TransformContext;
+use soif_pipeline::{EngineOptions, Error};
+use soif_sinks::{Format, SinkOptions};
+use soif_sources::{InputFormat, SourceOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Run a pipeline file: a source, transforms and one or more sinks in one pass.
+#[derive(Debug, Args)]
+#[command(after_help = "A pipeline file (TOML):
+
+  transforms = [\"collapse\"]            # optional, applied in order
+
+  [source]
+  inputs = [\"dumps/*.soif.gz\"]         # files, directories, globs, -, URLs
+  format = \"auto\"                      # auto | soif | jsonl
+  lenient = false
+  max_record_size = \"64MiB\"
+
+  [errors]
+  on_error = \"quarantine\"              # fail | skip | quarantine
+  quarantine = \"rejected.soif\"
+
+  [[sink]]
+  format = \"jsonl\"
+  output = \"records.jsonl\"
+
+  [[sink]]
+  format = \"sqlite\"
+  output = \"catalog.db\"
+
+Sink keys: format, output, columns, list_separator, charset, dcterms, batch_size,
+schema, token. Examples are in configs/.
+
+Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
+3 finished but records were skipped or quarantined.")]
+pub struct RunArgs {
+    /// The pipeline file.
+    #[arg(value_name = "PIPELINE.toml")]
+    pub pipeline: PathBuf,
+
+    /// No progress bar, no summary line, no warnings: only errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: RunArgs) -> ExitCode {
+    match job(&args) {
+        Ok(job) => execute(job),
+        Err(e) => fail(&e),
+    }
+}
+
+fn job(args: &RunArgs) -> Result<Job, Error> {
+    let config = PipelineConfig::load(&args.pipeline)?;
+    let at = |what: String| Error::Config(format!("{}: {what}", args.pipeline.display()));
+    let max_record_size = match &config.source.max_record_size {
+        Some(s) => s.bytes()?,
+        None => soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE,
+    };
+    let format = InputFormat::parse(&config.source.format).ok_or_else(|| {
+        at(format!(
+            "[source] format `{}` (auto, soif or jsonl)",
+            config.source.format
+        ))
+    })?;
+    let policy = ErrorPolicy::parse(
+        config
+            .errors
+            .on_error
+            .as_deref()
+            .unwrap_or(if config.errors.quarantine.is_some() {
+                "quarantine"
+            } else {
+                "fail"
+            }),
+        config.errors.quarantine.clone(),
+    )
+    .map_err(|e| at(format!("[errors] {e}")))?;
+    let mut decoder = DecoderOptions::with_max_record_size(max_record_size);
+    decoder.lenient = config.source.lenient;
+
+    let mut sinks = Vec::with_capacity(config.sinks.len());
+    for (i, s) in config.sinks.iter().enumerate() {
+        let fmt = Format::parse(&s.format).ok_or_else(|| {
+            at(format!(
+                "sink {}: unknown format `{}` (one of {})",
+                i + 1,
+                s.format,
+                Format::ALL.join(", ")
+            ))
+        })?;
+        let mut o = SinkOptions::new(fmt);
+        o.output = s.output.clone();
+        o.columns = s.columns.clone();
+        if let Some(sep) = &s.list_separator {
+            o.list_separator = sep.clone();
+        }
+        if let Some(c) = &s.charset {
+            o.charset = parse_charset(c).map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
+        }
+        o.dcterms = s.dcterms;
+        if let Some(b) = s.batch_size {
+            o.batch_size = b.max(1);
+        }
+        o.schema = s.schema.clone().or_else(|| config.schema.clone());
+        o.token = s.token.clone().or_else(|| std::env::var("SOIF_TOKEN").ok());
+        o.inputs = config.source.inputs.clone();
+        sinks.push(o);
+    }
+    Ok(Job {
+        specs: soif_sources::expand(&config.source.inputs)?,
+        source: SourceOptions {
+            format,
+            max_record_size,
+        },
+        engine: EngineOptions {
+            policy,
+            decoder,
+            ..EngineOptions::default()
+        },
+        transforms: config.transforms.clone(),
+        context: TransformContext {
+            schema: config.schema.clone(),
+            ..TransformContext::default()
+        },
+        sinks,
+        quiet: args.quiet,
+    })
+}
