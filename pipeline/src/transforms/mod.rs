@@ -29,6 +29,7 @@ pub mod names;
 pub mod scope;
 pub mod seen;
 pub mod spill;
+pub mod validate;
 pub mod view;
 
 use crate::{Error, Transform};
@@ -93,6 +94,12 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
         "collapse" => no_args(Box::new(collapse::Collapse)),
         "expand" => no_args(Box::new(collapse::Expand)),
         "dc" => Ok(Box::new(dc::Dc::new(args)?)),
+        "validate" => Ok(Box::new(validate::Validate::parse(
+            args,
+            ctx.schema.as_deref(),
+            ctx.memory_budget,
+            ctx.temp_dir.clone(),
+        )?)),
         "select" => Ok(Box::new(view::Select::parse(required(
             name,
             args,
@@ -129,8 +136,10 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
 
 /// The sort-key types the schema (`ctx.schema`) gives, by lower-case attribute name.
 fn schema_key_types(ctx: &TransformContext) -> Result<HashMap<String, view::KeyType>, Error> {
-    let _ = &ctx.schema;
-    Ok(HashMap::new())
+    match &ctx.schema {
+        Some(path) => Ok(validate::key_types(&validate::load_schema(path)?)),
+        None => Ok(HashMap::new()),
+    }
 }
 
 /// The argument of a transform that needs one, or a config error naming the form.

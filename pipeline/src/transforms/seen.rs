@@ -93,19 +93,31 @@ impl SeenSet {
         self.runs.len()
     }
 
-    /// Records `key`; true when it had not been seen before.
-    pub fn insert(&mut self, key: &[u8]) -> Result<bool, Error> {
-        let fp = fingerprint(key);
+    /// True when `key` has been inserted before.
+    pub fn contains(&mut self, key: &[u8]) -> Result<bool, Error> {
+        self.contains_fingerprint(fingerprint(key))
+    }
+
+    fn contains_fingerprint(&mut self, fp: u128) -> Result<bool, Error> {
         if self.memory.contains(&fp) {
-            return Ok(false);
+            return Ok(true);
         }
         for run in &mut self.runs {
             if run
                 .contains(fp)
                 .map_err(|e| Error::io(format!("{}: reading spilled fingerprints", self.what), e))?
             {
-                return Ok(false);
+                return Ok(true);
             }
+        }
+        Ok(false)
+    }
+
+    /// Records `key`; true when it had not been seen before.
+    pub fn insert(&mut self, key: &[u8]) -> Result<bool, Error> {
+        let fp = fingerprint(key);
+        if self.contains_fingerprint(fp)? {
+            return Ok(false);
         }
         self.memory.insert(fp);
         if self.memory.len() >= self.capacity {
@@ -225,6 +237,8 @@ mod tests {
         for i in 0..1000u32 {
             assert!(!s.insert(&i.to_be_bytes()).unwrap(), "{i} seen");
         }
+        assert!(s.contains(&7u32.to_be_bytes()).unwrap());
+        assert!(!s.contains(b"something else").unwrap());
         assert!(s.insert(b"something else").unwrap());
     }
 
