@@ -47,8 +47,9 @@
 //! - `soif_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, inputs TEXT, started TEXT, finished
 //!   TEXT, status TEXT, records INTEGER, upserted INTEGER, deleted INTEGER, rejected
 //!   INTEGER)`: `inputs` is a JSON array of the inputs as given; times are RFC 3339 UTC;
-//!   `status` is `running` (also what a killed run leaves), `ok` or `failed`; the counts
-//!   are updated at every batch commit.
+//!   `status` is `running` (also what a killed run leaves), `ok`, or `failed` (the run
+//!   stopped on an error; its open batch was rolled back); the counts are those of the
+//!   committed batches, updated at every commit.
 //!
 //! Times are RFC 3339 in UTC (`2026-11-22T08:00:00Z`).
 //!
@@ -985,6 +986,9 @@ pub struct SqliteSink {
     batch_size: usize,
     pending: usize,
     counts: RunCounts,
+    /// The counts as of the last commit (what the database holds).
+    committed: RunCounts,
+    finished: bool,
 }
 
 impl SqliteSink {
@@ -1012,6 +1016,8 @@ impl SqliteSink {
             batch_size: batch_size.max(1),
             pending: 0,
             counts: RunCounts::default(),
+            committed: RunCounts::default(),
+            finished: false,
         })
     }
 
@@ -1039,7 +1045,23 @@ impl SqliteSink {
             .map_err(store_fatal)?;
         self.store.commit().map_err(store_fatal)?;
         self.pending = 0;
+        self.committed = self.counts;
         Ok(())
+    }
+}
+
+impl Drop for SqliteSink {
+    /// Dropped without [`Sink::finish`] (the run failed): the open batch is rolled back
+    /// and the run marked `failed` with the counts of what was committed. (A killed
+    /// process never gets here; its run stays `running`.)
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let _ = self.store.rollback();
+        let _ = self
+            .store
+            .update_run(self.run_id, self.committed, Some("failed"));
     }
 }
 
@@ -1096,7 +1118,9 @@ impl Sink for SqliteSink {
     }
 
     fn finish(&mut self) -> Result<(), Error> {
-        self.commit_batch(Some("ok"))
+        self.commit_batch(Some("ok"))?;
+        self.finished = true;
+        Ok(())
     }
 }
 

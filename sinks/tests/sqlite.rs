@@ -138,8 +138,9 @@ fn rerun_is_idempotent() {
     );
 }
 
-/// A run that stops mid-batch (the sink dropped without `finish`, which is what a crash
-/// leaves: an uncommitted transaction) keeps whole batches only; re-running converges.
+/// A run that stops mid-batch (the sink dropped without `finish`, as when the run fails;
+/// a crash leaves the same uncommitted transaction) keeps whole batches only; re-running
+/// converges. The kill -9 case is in the root `tests/sqlite.rs`.
 #[test]
 fn interrupted_run_is_consistent_and_rerun_converges() {
     let dir = tempfile::tempdir().unwrap();
@@ -156,10 +157,7 @@ fn interrupted_run_is_consistent_and_rerun_converges() {
         // Dropped here: the third record's batch is not committed.
     }
     assert_eq!(one::<i64>(&db, "SELECT count(*) FROM DOCUMENT"), 2);
-    assert_eq!(
-        one::<String>(&db, "SELECT status FROM soif_runs"),
-        "running"
-    );
+    assert_eq!(one::<String>(&db, "SELECT status FROM soif_runs"), "failed");
     assert_eq!(one::<i64>(&db, "SELECT upserted FROM soif_runs"), 2);
     load(&db, &records, 2);
     assert_eq!(dump(&db), dump(&clean));
