@@ -62,3 +62,6 @@ pub use query::{
 pub use schema::{DataType, Schema, SchemaEntry};
 pub use server::ServerDescription;
 pub use taxonomy::{Classification, Taxonomy, TaxonomyInfo, TaxonomyNode, TaxonomyScope};
+
+#[cfg(test)]
+mod props;
