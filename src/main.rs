@@ -37,7 +37,9 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Report templates, attribute frequencies and value sizes; write a CIP-HINT.
     Stats(cmd::stats::StatsArgs),
-    // `validate` (RDM schema checks) and `serve` (the RDM server) go here.
+    /// Check records against an RDM @SCHEMA; exit 3 when some fail.
+    Validate(cmd::validate::ValidateArgs),
+    // `serve` (the RDM server) goes here.
 }
 
 fn main() -> ExitCode {
@@ -46,5 +48,6 @@ fn main() -> ExitCode {
         Command::Convert(args) => cmd::convert::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Stats(args) => cmd::stats::run(args),
+        Command::Validate(args) => cmd::validate::run(args),
     }
 }

@@ -8,6 +8,7 @@
 pub mod convert;
 pub mod run;
 pub mod stats;
+pub mod validate;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
