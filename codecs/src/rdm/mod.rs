@@ -13,7 +13,8 @@
 //! | `@TAXONOMY`, `@CLASSIFICATION` | [`TaxonomyInfo`], [`Classification`], [`Taxonomy`], [`TaxonomyScope`] | [`taxonomy`] |
 //!
 //! plus [`Csid`] (`x-catalog://host:port/name`), [`RdmDate`] (HTTP/1.0 dates) and
-//! [`MessageReader`], which checks a whole message record by record without buffering it.
+//! [`MessageReader`], which checks a whole message record by record without buffering it,
+//! and [`request_from_form`] for the note's GET form parameters.
 //!
 //! Every struct has `from_record(&Record) -> Result<Self, RdmError>` and
 //! `to_record(&self) -> Record`; `from_record(&x.to_record()) == Ok(x)`. Attribute names
@@ -43,6 +44,7 @@ pub mod csid;
 pub mod date;
 pub mod error;
 mod fields;
+pub mod form;
 pub mod header;
 pub mod message;
 pub mod query;
@@ -53,6 +55,7 @@ pub mod taxonomy;
 pub use csid::Csid;
 pub use date::{DateError, RdmDate};
 pub use error::RdmError;
+pub use form::{request_from_form, request_to_form};
 pub use header::{BodyKind, QueryLanguage, RdmHeader, RdmType};
 pub use message::{read_header, MessageItem, MessageReader};
 pub use query::{
