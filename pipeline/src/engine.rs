@@ -486,12 +486,12 @@ fn transform_stage(
             .all(|tx| tx.blocking_send(batch.clone()).is_ok())
     };
     while let Some(items) = rx.blocking_recv() {
-        for item in items {
+        let result = items.into_iter().try_for_each(|item| {
             counts.records_in += 1;
             match item {
                 Item::Rejected(rejection) => {
                     counts.rejected_before_sinks += 1;
-                    shared.reject(rejection)?;
+                    shared.reject(rejection)
                 }
                 Item::Record(record) => {
                     if !record.repairs.is_empty() {
@@ -507,9 +507,14 @@ fn transform_stage(
                         shared,
                         counts: &mut counts,
                     }
-                    .emit(record)?;
+                    .emit(record)
                 }
             }
+        });
+        if let Err(e) = result {
+            // Under `fail`, what came before the bad record is still written.
+            send(&mut out, &mut seq, &mut counts);
+            return Err(e);
         }
         if !send(&mut out, &mut seq, &mut counts) {
             return Ok(counts);

@@ -1,0 +1,101 @@
+//! Helpers for the end-to-end tests: run the built `soif` binary, find fixtures, read the
+//! summary line.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The `soif` binary cargo built for these tests.
+pub fn soif() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_soif"))
+}
+
+/// A fixture under `tests/fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+/// Runs `soif ARGS` with `stdin` as its standard input.
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    run_in(None, args, stdin)
+}
+
+/// Runs `soif ARGS` in `dir`.
+pub fn run_in(dir: Option<&Path>, args: &[&str], stdin: &[u8]) -> Output {
+    let mut cmd = soif();
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let mut child = cmd.spawn().expect("the soif binary runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let data = stdin.to_vec();
+    // Written from a thread so a large input cannot deadlock against a full stdout.
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("soif finishes");
+    let _ = writer.join();
+    out
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("soif exited normally")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The counts of the summary line:
+/// `soif: 5 records in, 3 out, 2 rejected, 0 filtered, 0 repaired; …`.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub struct Counts {
+    pub records_in: u64,
+    pub out: u64,
+    pub rejected: u64,
+    pub filtered: u64,
+    pub repaired: u64,
+}
+
+pub fn summary(out: &Output) -> Counts {
+    let err = stderr(out);
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.contains(" records in, "))
+        .unwrap_or_else(|| panic!("no summary line in {err:?}"));
+    let n = |label: &str| -> u64 {
+        let before = line
+            .split(label)
+            .next()
+            .unwrap_or_else(|| panic!("no `{label}` in {line:?}"));
+        before
+            .rsplit([' ', ':'])
+            .find(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no count before `{label}` in {line:?}"))
+    };
+    Counts {
+        records_in: n(" records in"),
+        out: n(" out,"),
+        rejected: n(" rejected"),
+        filtered: n(" filtered"),
+        repaired: n(" repaired"),
+    }
+}
+
+/// The documents example of RFC 2655 §6 (canonical copy).
+pub fn rfc_documents() -> Vec<u8> {
+    std::fs::read(fixture("rfc2655/documents.soif")).expect("fixture")
+}

@@ -1,0 +1,216 @@
+//! SPEC §6 end to end: `--on-error fail|skip|quarantine`, exit statuses, the summary
+//! counts (records in = out + rejected + filtered) and the quarantine file holding exactly
+//! the rejected records' bytes.
+
+mod common;
+use common::*;
+
+const GOOD_A: &[u8] = b"@DOCUMENT { http://a/\nTitle{1}:\tA\n}\n";
+/// RFC 2655 §3.4: `VALUE-SIZE ::= NUMERIC-STRING` — `{abc}` is not one.
+const BAD_SIZE: &[u8] = b"@DOCUMENT { http://bad/\nTitle{abc}:\tbroken\n}\n";
+const GOOD_C: &[u8] = b"@DOCUMENT { http://c/\nTitle{1}:\tC\n}\n";
+const GARBAGE: &[u8] = b"this is not soif\n";
+const GOOD_D: &[u8] = b"@DOCUMENT { http://d/\nTitle{1}:\tD\n}\n";
+
+fn bad_input() -> Vec<u8> {
+    [GOOD_A, BAD_SIZE, GOOD_C, GARBAGE, GOOD_D].concat()
+}
+
+#[test]
+fn the_fixture_is_the_input_used_here() {
+    assert_eq!(
+        std::fs::read(fixture("pipeline/bad.soif")).unwrap(),
+        bad_input()
+    );
+}
+
+#[test]
+fn fail_stops_at_the_first_bad_record_with_status_1() {
+    let out = run(&["convert", "--to", "soif"], &bad_input());
+    assert_eq!(code(&out), 1);
+    // What came before the bad record was written.
+    assert_eq!(out.stdout, GOOD_A);
+    let err = stderr(&out);
+    // The error says what and where: input, byte offset, record number, URL.
+    assert!(err.contains("non-numeric size {abc}"), "{err}");
+    assert!(err.contains("-: byte 65, record 2 (http://bad/)"), "{err}");
+}
+
+#[test]
+fn skip_converts_the_rest_and_exits_3() {
+    let out = run(
+        &["convert", "--to", "soif", "--on-error", "skip"],
+        &bad_input(),
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(out.stdout, [GOOD_A, GOOD_C, GOOD_D].concat());
+    let c = summary(&out);
+    assert_eq!((c.records_in, c.out, c.rejected), (5, 3, 2));
+    assert_eq!(c.records_in, c.out + c.rejected + c.filtered);
+    let err = stderr(&out);
+    assert_eq!(err.matches("soif: rejected: ").count(), 2, "{err}");
+}
+
+#[test]
+fn quarantine_holds_exactly_the_rejected_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("rejected.soif");
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "jsonl",
+            "--on-error",
+            "quarantine",
+            "--quarantine",
+            q.to_str().unwrap(),
+        ],
+        &bad_input(),
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 3);
+    let c = summary(&out);
+    assert_eq!(c.records_in, c.out + c.rejected + c.filtered);
+    assert_eq!(c.rejected, 2);
+    assert_eq!(std::fs::read(&q).unwrap(), [BAD_SIZE, GARBAGE].concat());
+    // Converted + quarantined = every byte of the input.
+    let converted = run(
+        &["convert", "--from", "jsonl", "--to", "soif", "-q"],
+        &out.stdout,
+    );
+    assert_eq!(
+        converted.stdout.len() + std::fs::read(&q).unwrap().len(),
+        bad_input().len()
+    );
+
+    // --quarantine alone implies the policy.
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "null",
+            "--quarantine",
+            q.to_str().unwrap(),
+        ],
+        &bad_input(),
+    );
+    assert_eq!(code(&out), 3);
+    assert_eq!(std::fs::read(&q).unwrap(), [BAD_SIZE, GARBAGE].concat());
+}
+
+#[test]
+fn lenient_repairs_and_counts() {
+    // RFC 2655's DELIMITER is ":<TAB>"; legacy data has a space (SPEC §6).
+    let input = b"@DOCUMENT { http://a/\nTitle{1}: A\n}\n";
+    let strict = run(&["convert", "--to", "soif"], input);
+    assert_eq!(code(&strict), 1);
+    let out = run(&["convert", "--to", "soif", "--lenient"], input);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"@DOCUMENT { http://a/\nTitle{1}:\tA\n}\n");
+    assert_eq!(summary(&out).repaired, 1);
+    assert!(
+        stderr(&out).contains("warning: repaired"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn max_record_size_takes_suffixes_and_rejects_without_reading() {
+    let big = format!(
+        "@FILE {{ http://big/\nText{{2048}}:\t{}\n}}\n",
+        "x".repeat(2048)
+    );
+    let input = [GOOD_A, big.as_bytes(), GOOD_C].concat();
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "soif",
+            "--max-record-size",
+            "1KiB",
+            "--on-error",
+            "skip",
+        ],
+        &input,
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(out.stdout, [GOOD_A, GOOD_C].concat());
+    let c = summary(&out);
+    assert_eq!((c.records_in, c.out, c.rejected), (3, 2, 1));
+    let out = run(
+        &["convert", "--to", "soif", "--max-record-size", "1 parsec"],
+        &input,
+    );
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = run(
+        &["convert", "--to", "soif", "--on-error", "quarantine"],
+        GOOD_A,
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("--quarantine FILE"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["convert", "--to", "soif", "-t", "frobnicate"], GOOD_A);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown transform"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["frobnicate"], b"");
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn filtered_records_are_counted_apart() {
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "soif",
+            "--on-error",
+            "skip",
+            "-t",
+            "match:Title=c",
+        ],
+        &bad_input(),
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(out.stdout, GOOD_C);
+    let c = summary(&out);
+    assert_eq!((c.records_in, c.out, c.rejected, c.filtered), (5, 1, 2, 2));
+}
+
+#[test]
+fn bad_json_lines_are_rejected_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    let input = b"{\"template\":\"A\",\"url\":\"-\",\"attributes\":{}}\n{oops\n{\"template\":\"B\",\"url\":\"-\",\"attributes\":{}}\n";
+    let out = run(
+        &[
+            "convert",
+            "--from",
+            "jsonl",
+            "--to",
+            "soif",
+            "--quarantine",
+            q.to_str().unwrap(),
+        ],
+        input,
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "@A { -\n}\n@B { -\n}\n");
+    assert!(
+        stderr(&out).contains("-: byte 43, record 2"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(&q).unwrap(), b"{oops\n");
+}
