@@ -77,6 +77,9 @@ fn dedupe_by_url_and_attribute() {
     let (urls, out) = urls_after("dedupe:url", docs.clone());
     assert_eq!(urls.len(), 3);
     assert!(out.warnings[0].contains("dropped 3 duplicate"));
+    // Without an argument: by URL.
+    let (urls, _) = urls_after("dedupe", docs.clone());
+    assert_eq!(urls.len(), 3);
     // By Content-Type: the two text/html documents are one; the JPEG stays.
     let (urls, _) = urls_after("dedupe:Content-Type", docs);
     assert_eq!(
@@ -107,9 +110,10 @@ fn every_listed_name_builds() {
         "hits" => "10",
         "since" => "1996-01-01",
         "match" => "Title=x",
-        "dedupe" => "url",
+        "dedupe" => "MD5",
         _ => "",
     };
+    assert_eq!(NAMES.len(), 10);
     for (name, help) in NAMES {
         assert!(!help.is_empty());
         let spec = match args(name) {

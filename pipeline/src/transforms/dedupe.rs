@@ -1,4 +1,4 @@
-//! `dedupe:url` or `dedupe:ATTR`: pass the first record with each key, drop the rest.
+//! `dedupe` (= `dedupe:url`) or `dedupe:ATTR`: pass the first record with each key, drop the rest.
 //!
 //! The key is the record's URL (`url`, any case), or every value of the attributes that
 //! match ATTR as in RFC 2655 §4 (`dedupe:MD5`; `dedupe:author` takes `Author-1…N`

@@ -73,6 +73,38 @@ pub const NAMES: &[(&str, &str)] = &[
         "expand",
         "the inverse of collapse: lists and parts back to -N / <n>- names",
     ),
+    (
+        "dc",
+        "dc[:MAPPING.toml]  crosswalk to the RFC 2655 App. C Dublin-Core template",
+    ),
+    (
+        "validate",
+        "validate[:SCHEMA.soif][,unknown=allow|warn|reject]  check against an RDM @SCHEMA",
+    ),
+    (
+        "select",
+        "select:URL,Title,...  keep these attributes (RDM View-Attributes)",
+    ),
+    (
+        "order",
+        "order:-Score,+Title  stable sort, spills to disk beyond the memory budget (RDM View-Order)",
+    ),
+    (
+        "hits",
+        "hits:10 | hits:11..20  keep a range of records (RDM View-Hits)",
+    ),
+    (
+        "since",
+        "since:DATE  records modified at or after DATE (RDM gatherer scope)",
+    ),
+    (
+        "match",
+        "match:Attr=value  case-insensitive substring match, Author matches Author-1 (RFC 2655 4)",
+    ),
+    (
+        "dedupe",
+        "dedupe[:url|ATTR]  drop later records with the same URL (default) or attribute",
+    ),
 ];
 
 /// Builds a transform from a spec `NAME[:ARGS]` (`collapse`, `match:Author=Garcia`, …).
@@ -123,7 +155,9 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
             "Author=Garcia",
         )?)?)),
         "dedupe" => Ok(Box::new(dedupe::Dedupe::new(
-            required(name, args, "url")?,
+            args.map(str::trim)
+                .filter(|a| !a.is_empty())
+                .unwrap_or("url"),
             ctx.memory_budget,
             ctx.temp_dir.clone(),
         )?)),

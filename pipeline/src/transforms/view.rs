@@ -217,7 +217,9 @@ impl KeyValue {
         };
         match parsed {
             Some(n) => KeyValue::Number(n),
-            None => KeyValue::Text(ascii_lower(v), v.clone()),
+            // A copy, not a slice: a slice would keep the decoder's whole read buffer
+            // alive while the record waits in memory.
+            None => KeyValue::Text(ascii_lower(v), Bytes::copy_from_slice(v)),
         }
     }
 
@@ -505,7 +507,7 @@ impl Transform for Order {
             })
             .sum();
         // Per-record bookkeeping (the Held struct, Vec headers) on top of the payload.
-        self.held_bytes += data.len() + key_bytes + 96;
+        self.held_bytes += data.capacity() + key_bytes + 96;
         self.held.push(Held {
             keys,
             seq: self.seq,
