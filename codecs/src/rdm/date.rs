@@ -6,7 +6,8 @@
 //! because it rejects a date whose weekday is wrong, and the note's own server description
 //! expires on "Thu, 01 Jan 1997", which was a Wednesday. Old data is full of such dates;
 //! the weekday carries no information, so it is accepted and ignored. RFC 822 zones
-//! (`EST`, `-0500`, …) are accepted too, since 1990s servers wrote them.
+//! (`EST`, `-0500`, …) are accepted too, since 1990s servers wrote them, and so is ISO 8601
+//! (`1994-11-06T08:49:37Z`), which is what people type today for `since`.
 //!
 //! ```
 //! use soif_codecs::rdm::RdmDate;
@@ -271,6 +272,9 @@ fn zone(token: &str) -> Result<i64, DateError> {
 }
 
 fn parse_secs(s: &str) -> Result<i64, DateError> {
+    if let Some(secs) = parse_iso8601(s.trim())? {
+        return Ok(secs);
+    }
     let tokens: Vec<&str> = s
         .split(|c: char| c.is_ascii_whitespace() || c == ',')
         .filter(|t| !t.is_empty())
@@ -319,6 +323,48 @@ fn parse_secs(s: &str) -> Result<i64, DateError> {
         None => 0,
     };
     Ok(days_from_civil(y, m, d) * 86_400 + secs - offset)
+}
+
+/// ISO 8601 / RFC 3339 (`1994-11-06`, `1994-11-06T08:49:37Z`, `1994-11-06 08:49:37+01:00`):
+/// what users type today for `since`. `Ok(None)` when `s` does not start like one.
+fn parse_iso8601(s: &str) -> Result<Option<i64>, DateError> {
+    let b = s.as_bytes();
+    let looks_iso =
+        b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-';
+    if !looks_iso {
+        return Ok(None);
+    }
+    let bad = DateError("bad ISO 8601 date");
+    let y = number(&s[..4], "bad year")?;
+    let m = number(s.get(5..7).ok_or(bad.clone())?, "bad month")?;
+    let d = number(s.get(8..10).ok_or(bad.clone())?, "bad day")?;
+    if !(1..=12).contains(&m) {
+        return Err(DateError("month out of range"));
+    }
+    let m = m as u32;
+    if d < 1 || d > days_in_month(y, m) {
+        return Err(DateError("day out of range"));
+    }
+    let mut secs = days_from_civil(y, m, d) * 86_400;
+    let rest = &s[10..];
+    if rest.is_empty() {
+        return Ok(Some(secs));
+    }
+    let rest = rest
+        .strip_prefix(['T', 't', ' '])
+        .ok_or(bad.clone())?
+        .trim_start();
+    // The time runs up to the zone: `Z`, `+hh:mm`, `-hhmm`, or nothing (taken as UTC).
+    let zone_at = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
+    let (time, zone_text) = rest.split_at(zone_at);
+    // Fractions of a second are dropped: HTTP dates have none.
+    let time = time.trim_end().split('.').next().unwrap_or("");
+    secs += time_of_day(time)?;
+    let offset = match zone_text {
+        "" | "Z" | "z" => 0,
+        z => zone(&z.replace(':', ""))?,
+    };
+    Ok(Some(secs - offset))
 }
 
 fn is_leap(y: i64) -> bool {
@@ -390,6 +436,32 @@ mod tests {
         let num = RdmDate::parse("Thu, 16 May 1996 11:45:39 -0500").unwrap();
         assert_eq!(gmt, est);
         assert_eq!(gmt, num);
+    }
+
+    #[test]
+    fn iso_8601() {
+        let http = RdmDate::parse("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        for iso in [
+            "1994-11-06T08:49:37Z",
+            "1994-11-06 08:49:37",
+            "1994-11-06T09:49:37+01:00",
+            "1994-11-06T03:49:37.250-0500",
+        ] {
+            assert_eq!(RdmDate::parse(iso).unwrap(), http, "{iso}");
+        }
+        assert_eq!(
+            RdmDate::parse("1994-11-06").unwrap().unix_seconds(),
+            784_080_000
+        );
+        for bad in [
+            "1994-13-01",
+            "1994-02-30",
+            "1994-11-06T25:00",
+            "1994-11-06X",
+            "1994-11-06T08:49:37+1",
+        ] {
+            assert!(RdmDate::parse(bad).is_err(), "{bad:?} parsed");
+        }
     }
 
     #[test]
