@@ -6,9 +6,9 @@
 //! Both readings must give the same structs, and the structs must write back.
 
 use soif_codecs::rdm::{
-    Classification, Csid, DataType, Direction, GathererScope, MessageItem, MessageReader,
-    QueryLanguage, RdmHeader, RdmQuery, RdmType, Schema, SchemaScope, ServerDescription, Taxonomy,
-    TaxonomyInfo, TaxonomyNode, TaxonomyScope, ViewHits,
+    request_from_form, Classification, Csid, DataType, Direction, GathererScope, MessageItem,
+    MessageReader, QueryLanguage, RdmHeader, RdmQuery, RdmType, Schema, SchemaScope,
+    ServerDescription, Taxonomy, TaxonomyInfo, TaxonomyNode, TaxonomyScope, ViewHits,
 };
 use soif_codecs::soif::{decode_all, encode_record, DecodeError, DecoderOptions};
 use soif_codecs::Record;
@@ -489,6 +489,53 @@ fn keyword_request_built_in_code_round_trips() {
     let (h, body) = message(&records);
     assert_eq!(h, header);
     assert_eq!(query_of(&body), &query);
+}
+
+// "Example URLs": the GET form of status and rd requests, as printed in the note. (Their
+// values need no percent-decoding, so splitting on `&` and `=` is the whole form decoding.)
+#[test]
+fn example_get_urls() {
+    let text = String::from_utf8(fixture(SEED)).unwrap();
+    let urls: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("https://host:port/rdm/incoming?"))
+        .collect();
+    assert_eq!(urls.len(), 4, "{urls:?}");
+    let requests: Vec<_> = urls
+        .iter()
+        .map(|q| {
+            request_from_form(
+                q.split('&')
+                    .map(|kv| kv.split_once('=').unwrap_or((kv, ""))),
+            )
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+        })
+        .collect();
+
+    // "To test the existence/readiness of an RDM server, use the status request"
+    assert_eq!(requests[0].0.rdm_type, RdmType::StatusRequest);
+    assert!(requests[0].1.is_none());
+
+    // "To collect all of the RDs from an RDM server"
+    let (h, q) = &requests[1];
+    assert_eq!(h.rdm_type, RdmType::RdRequest);
+    assert_eq!(h.query_language, Some(QueryLanguage::Gatherer));
+    let q = q.as_ref().unwrap();
+    assert_eq!(q.gatherer_scope().unwrap(), Some(GathererScope::All));
+
+    // "Query -> Scope: netscape; View-Hits: 10"
+    let (h, q) = &requests[2];
+    assert_eq!(h.query_language, Some(QueryLanguage::SampleKeyword));
+    let q = q.as_ref().unwrap();
+    assert_eq!(q.scope.as_deref(), Some("netscape"));
+    assert_eq!(q.view.hits, Some(ViewHits::First(10)));
+    assert!(q.view.attributes.is_none());
+
+    // "Query -> Scope: netscape; View-Hits: 10; View-Attributes: URL, Title, Author"
+    let q = requests[3].1.as_ref().unwrap();
+    let attrs = q.view.attributes.as_ref().unwrap();
+    assert!(["URL", "Title", "Author"].iter().all(|a| attrs.contains(a)));
+    assert_eq!(attrs.names().len(), 3);
 }
 
 // Every canonical copy decodes strictly, needs no repair, re-encodes byte for byte, and
