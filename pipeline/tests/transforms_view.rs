@@ -212,3 +212,80 @@ fn bad_view_specs() {
         assert!(e.as_ref().is_some_and(|e| e.is_config()), "{spec}: {e:?}");
     }
 }
+
+// --- property: the external sort equals an in-memory stable sort -------------------------
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cmp::Ordering;
+
+    /// The documented comparison for one value: numbers (numerically) before text
+    /// (ASCII-case-insensitively, then bytewise); a missing value last in either direction.
+    fn cmp_values(a: &Option<String>, b: &Option<String>, descending: bool) -> Ordering {
+        fn class(v: &Option<String>) -> (u8, f64, Vec<u8>, Vec<u8>) {
+            match v {
+                None => (2, 0.0, vec![], vec![]),
+                Some(s) => match s.trim().parse::<f64>().ok().filter(|f| !f.is_nan()) {
+                    Some(n) => (0, n, vec![], vec![]),
+                    None => (
+                        1,
+                        0.0,
+                        s.to_ascii_lowercase().into_bytes(),
+                        s.clone().into_bytes(),
+                    ),
+                },
+            }
+        }
+        let (x, y) = (class(a), class(b));
+        if x.0 == 2 || y.0 == 2 || x.0 != y.0 {
+            return x.0.cmp(&y.0);
+        }
+        let o = x.1.total_cmp(&y.1).then(x.2.cmp(&y.2)).then(x.3.cmp(&y.3));
+        if descending {
+            o.reverse()
+        } else {
+            o
+        }
+    }
+
+    fn record(i: usize, score: &Option<String>, title: &Option<String>) -> Record {
+        let mut r = Record::new("D", i.to_string());
+        if let Some(s) = score {
+            r.push("Score", s.as_str());
+        }
+        if let Some(t) = title {
+            r.push("Title", t.as_str());
+        }
+        r
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn external_equals_in_memory(
+            rows in proptest::collection::vec(
+                (
+                    proptest::option::of("[0-9]{1,2}|[a-cA-C]{1,2}"),
+                    proptest::option::of("[a-cA-C0-9]{0,3}"),
+                ),
+                0..120,
+            ),
+            budget in 200usize..2000,
+        ) {
+            let mut order = Order::parse("-Score,+Title", &HashMap::new(), budget, None).unwrap();
+            let mut out = Collect::default();
+            for (i, (s, t)) in rows.iter().enumerate() {
+                order.apply(record(i, s, t), &mut out).unwrap();
+            }
+            order.finish(&mut out).unwrap();
+            let got: Vec<usize> = out.records.iter().map(|r| r.url_str().parse().unwrap()).collect();
+            let mut want: Vec<usize> = (0..rows.len()).collect();
+            want.sort_by(|&a, &b| {
+                cmp_values(&rows[a].0, &rows[b].0, true)
+                    .then_with(|| cmp_values(&rows[a].1, &rows[b].1, false))
+            });
+            prop_assert_eq!(got, want);
+        }
+    }
+}

@@ -189,8 +189,9 @@ pub struct SortKey {
 }
 
 /// A record's value for one key. Within one key, numbers come before text (so the order is
-/// total even when a column mixes both), and a record without the attribute comes last
-/// whichever the direction.
+/// total even when a column mixes both) and a record without the attribute comes last,
+/// whichever the direction; the direction only reverses the order within numbers and
+/// within text.
 #[derive(Debug, Clone, PartialEq)]
 enum KeyValue {
     Number(f64),
@@ -233,12 +234,12 @@ impl KeyValue {
 
     fn compare(&self, other: &KeyValue, descending: bool) -> Ordering {
         let ord = match (self, other) {
-            (KeyValue::Missing, _) | (_, KeyValue::Missing) => {
-                return self.rank().cmp(&other.rank());
-            }
             (KeyValue::Number(a), KeyValue::Number(b)) => a.total_cmp(b),
             (KeyValue::Text(a, ra), KeyValue::Text(b, rb)) => a.cmp(b).then_with(|| ra.cmp(rb)),
-            _ => self.rank().cmp(&other.rank()),
+            // Different classes (or both missing): numbers, then text, then missing,
+            // whatever the direction — `-Score` puts the best scores first and stray text
+            // and records without a score after them.
+            _ => return self.rank().cmp(&other.rank()),
         };
         if descending {
             ord.reverse()
@@ -254,8 +255,9 @@ impl KeyValue {
 /// (RFC 2655 §4; the first item of a collapsed list); `URL` is the record's URL. With a
 /// schema, `int`-like types compare numerically, `date` in time order, other types as
 /// text; without one, two values that both read as numbers compare numerically. Text
-/// compares ASCII-case-insensitively, then byte for byte. Numbers sort before text and a
-/// missing value sorts last, in either direction, which keeps the order total.
+/// compares ASCII-case-insensitively, then byte for byte. In either direction numbers
+/// come before text and a missing value last (`-` reverses the order within each of
+/// those classes), which keeps the order total when a column mixes numbers and text.
 ///
 /// **Memory.** Arriving records are serialized ([`spill`]) into a buffer — which also
 /// lets go of the decoder's read buffers they point into. When the buffer passes the
