@@ -145,7 +145,7 @@ fn schema_columns_latin1_and_awkward_values() {
     let schema = dir.path().join("schema.soif");
     std::fs::write(
         &schema,
-        "@SCHEMA { -\nSOIF-Attribute-2{8}:\tAbstract\nSOIF-Attribute-1{5}:\tTitle\n}\n",
+        "@SCHEMA { -\nLast-Modified{29}:\tThu, 16 May 1996 00:00:00 GMT\nSOIF-Attribute-2{8}:\tAbstract\nSOIF-Attribute-1{5}:\tTitle\n}\n",
     )
     .unwrap();
     let mut input = Vec::new();

@@ -9,26 +9,31 @@
 //! SOIF-Attribute-1{5}: Title
 //! SOIF-Attribute-3{8}: Abstract
 //! Data-Type-3{4}: blob
+//! Last-Modified{29}: Thu, 16 May 1996 00:00:00 GMT
 //! }
 //! ```
 //!
-//! Entries are kept in the order of their number (an entry without a number comes first);
-//! an entry with no `SOIF-Attribute` is ignored, since nothing in a record can match it.
+//! The schema is read by the shared RDM parser ([`soif_codecs::rdm::Schema`], through
+//! the `validate` transform's [`load_schema`]), so `--schema` accepts and rejects the same
+//! files for the csv and sqlite sinks as for `-t validate`. Entries come in the order of
+//! their number.
 //!
 //! ```
 //! use soif_codecs::Record;
 //! use soif_sinks::schema_columns::SchemaColumns;
 //! let schema = Record::new("SCHEMA", "-")
+//!     .with("Last-Modified", "Thu, 16 May 1996 00:00:00 GMT")
 //!     .with("SOIF-Attribute-2", "Author")
 //!     .with("SOIF-Attribute-1", "Title")
 //!     .with("Data-Type-2", "varchar");
-//! let s = SchemaColumns::from_record(&schema);
+//! let s = SchemaColumns::from_record(&schema).unwrap();
 //! assert_eq!(s.attributes().collect::<Vec<_>>(), ["Title", "Author"]);
 //! ```
 
-use soif_codecs::{Record, Value};
+use soif_codecs::rdm::{RdmError, Schema};
+use soif_codecs::Record;
+use soif_pipeline::transforms::validate::load_schema;
 use soif_pipeline::Error;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One `SOIF-Attribute-N` entry of a schema.
@@ -54,79 +59,31 @@ pub struct SchemaColumns {
 }
 
 impl SchemaColumns {
-    /// Reads the entries of a decoded `@SCHEMA` record.
-    pub fn from_record(record: &Record) -> SchemaColumns {
-        // Keyed by entry number; `None` (no suffix) sorts first.
-        let mut entries: BTreeMap<Option<u64>, SchemaEntry> = BTreeMap::new();
-        let mut schema_name = None;
-        for attr in &record.attributes {
-            let Value::Bytes(v) = &attr.value else {
-                continue;
-            };
-            let value = String::from_utf8_lossy(v).trim().to_string();
-            let name = attr.name_str();
-            if name.eq_ignore_ascii_case("Schema-Name") {
-                schema_name = Some(value);
-                continue;
-            }
-            let (base, n) = split_number(&name);
-            let field = if base.eq_ignore_ascii_case("SOIF-Attribute") {
-                0
-            } else if base.eq_ignore_ascii_case("Data-Type") {
-                1
-            } else if base.eq_ignore_ascii_case("Table-Name") {
-                2
-            } else if base.eq_ignore_ascii_case("Column-Name") {
-                3
-            } else {
-                continue;
-            };
-            let e = entries.entry(n).or_default();
-            let v = (!value.is_empty()).then_some(value);
-            match field {
-                0 => e.attribute = v.unwrap_or_default(),
-                1 => e.data_type = v,
-                2 => e.table_name = v,
-                _ => e.column_name = v,
-            }
-        }
+    /// The column-relevant part of a parsed schema.
+    pub fn from_schema(schema: &Schema) -> SchemaColumns {
         SchemaColumns {
-            schema_name,
-            entries: entries
-                .into_values()
-                .filter(|e| !e.attribute.is_empty())
+            schema_name: schema.name.clone(),
+            entries: schema
+                .entries
+                .iter()
+                .map(|e| SchemaEntry {
+                    attribute: e.soif_attribute.clone(),
+                    data_type: e.data_type.as_ref().map(|d| d.as_str().to_string()),
+                    table_name: e.table_name.clone(),
+                    column_name: e.column_name.clone(),
+                })
                 .collect(),
         }
     }
 
-    /// Reads an RDM schema file (SOIF text holding one `@SCHEMA` object; the first one is
-    /// used).
+    /// Reads a decoded `@SCHEMA` record.
+    pub fn from_record(record: &Record) -> Result<SchemaColumns, RdmError> {
+        Schema::from_record(record).map(|s| SchemaColumns::from_schema(&s))
+    }
+
+    /// Reads an RDM schema file (the first `@SCHEMA` object in it).
     pub fn load(path: &Path) -> Result<SchemaColumns, Error> {
-        // A schema description is a few kilobytes; a file of more than 16 MiB is not one.
-        const MAX: u64 = 16 << 20;
-        let meta = std::fs::metadata(path).map_err(|e| Error::io_path(path, e))?;
-        if meta.len() > MAX {
-            return Err(Error::Config(format!(
-                "{}: {} bytes is too large for an RDM schema description",
-                path.display(),
-                meta.len()
-            )));
-        }
-        let bytes = std::fs::read(path).map_err(|e| Error::io_path(path, e))?;
-        let opts = soif_codecs::soif::DecoderOptions {
-            input: Some(path.display().to_string().into()),
-            ..Default::default()
-        };
-        for item in soif_codecs::soif::decode_all(&bytes, opts) {
-            let record = item.map_err(|e| Error::Config(format!("schema: {e}")))?;
-            if record.template.eq_ignore_ascii_case(b"SCHEMA") {
-                return Ok(SchemaColumns::from_record(&record));
-            }
-        }
-        Err(Error::Config(format!(
-            "{}: no @SCHEMA object found",
-            path.display()
-        )))
+        load_schema(path).map(|s| SchemaColumns::from_schema(&s))
     }
 
     /// The attribute names in order.
@@ -158,18 +115,6 @@ impl SchemaColumns {
     }
 }
 
-/// `Author-12` → (`Author`, Some(12)); `Title` → (`Title`, None).
-pub(crate) fn split_number(name: &str) -> (&str, Option<u64>) {
-    if let Some((base, digits)) = name.rsplit_once('-') {
-        if !base.is_empty() && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(n) = digits.parse() {
-                return (base, Some(n));
-            }
-        }
-    }
-    (name, None)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,7 +138,7 @@ mod tests {
 
     #[test]
     fn reads_the_note_example() {
-        let s = SchemaColumns::from_record(&note_example());
+        let s = SchemaColumns::from_record(&note_example()).unwrap();
         assert_eq!(
             s.attributes().collect::<Vec<_>>(),
             ["Title", "Author", "Abstract"]
@@ -210,12 +155,12 @@ mod tests {
     fn numeric_order_names_and_table() {
         let r = Record::new("SCHEMA", "-")
             .with("Schema-Name", "DOCUMENT")
+            .with("Last-Modified", "Thu, 16 May 1996 00:00:00 GMT")
             .with("SOIF-Attribute-10", "Z")
             .with("SOIF-Attribute-2", "B")
             .with("Column-Name-2", "bee")
-            .with("Table-Name-2", "docs")
-            .with("Data-Type-7", "int"); // no SOIF-Attribute-7: ignored
-        let s = SchemaColumns::from_record(&r);
+            .with("Table-Name-2", "docs");
+        let s = SchemaColumns::from_record(&r).unwrap();
         assert_eq!(s.attributes().collect::<Vec<_>>(), ["B", "Z"]);
         assert_eq!(s.entries[0].column_name.as_deref(), Some("bee"));
         assert_eq!(s.table_name_for(b"document"), Some("docs"));
@@ -223,12 +168,14 @@ mod tests {
     }
 
     #[test]
-    fn loads_a_schema_file() {
+    fn loads_a_schema_file_and_names_bad_ones() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("schema.soif");
         std::fs::write(
             &path,
-            "@SCHEMA { -\nSchema-Name{8}:\tDOCUMENT\nSOIF-Attribute-1{5}:\tTitle\n\
+            "@SCHEMA { -\nSchema-Name{8}:\tDOCUMENT\n\
+             Last-Modified{29}:\tThu, 16 May 1996 00:00:00 GMT\n\
+             SOIF-Attribute-1{5}:\tTitle\n\
              SOIF-Attribute-2{8}:\tAbstract\nData-Type-2{4}:\tblob\n}\n",
         )
         .unwrap();
@@ -237,14 +184,7 @@ mod tests {
         assert_eq!(s.attributes().collect::<Vec<_>>(), ["Title", "Abstract"]);
         std::fs::write(&path, "@FILE { u\n}\n").unwrap();
         let e = SchemaColumns::load(&path).unwrap_err();
-        assert!(e.to_string().contains("no @SCHEMA"), "{e}");
-    }
-
-    #[test]
-    fn split() {
-        assert_eq!(split_number("Author-12"), ("Author", Some(12)));
-        assert_eq!(split_number("Content-Type"), ("Content-Type", None));
-        assert_eq!(split_number("-1"), ("-1", None));
-        assert_eq!(split_number("Embed<1>-Type"), ("Embed<1>-Type", None));
+        assert!(e.is_config(), "{e}");
+        assert!(e.to_string().contains("schema.soif"), "{e}");
     }
 }

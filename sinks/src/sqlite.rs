@@ -1249,11 +1249,13 @@ mod tests {
         let schema = SchemaColumns::from_record(
             &Record::new("SCHEMA", "-")
                 .with("Schema-Name", "FILE")
+                .with("Last-Modified", "Thu, 16 May 1996 00:00:00 GMT")
                 .with("SOIF-Attribute-1", "File-Size")
                 .with("Data-Type-1", "int")
                 .with("Column-Name-1", "size")
                 .with("Table-Name-1", "files"),
-        );
+        )
+        .unwrap();
         let mut s = SqliteStore::open_in_memory(StoreOptions {
             schema: Some(schema),
             charset: Charset::Utf8,

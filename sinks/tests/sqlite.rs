@@ -169,7 +169,7 @@ fn schema_gives_types_and_names_through_build() {
     let schema = dir.path().join("schema.soif");
     std::fs::write(
         &schema,
-        "@SCHEMA { -\nSchema-Name{8}:\tDOCUMENT\n\
+        "@SCHEMA { -\nLast-Modified{29}:\tThu, 16 May 1996 00:00:00 GMT\nSchema-Name{8}:\tDOCUMENT\n\
          SOIF-Attribute-1{5}:\tTitle\nTable-Name-1{4}:\tdocs\nColumn-Name-1{5}:\ttitle\n\
          SOIF-Attribute-2{14}:\tContent-Length\nData-Type-2{3}:\tint\nColumn-Name-2{4}:\tsize\n}\n",
     )
