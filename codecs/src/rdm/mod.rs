@@ -20,7 +20,8 @@
 //! `to_record(&self) -> Record`; `from_record(&x.to_record()) == Ok(x)`. Attribute names
 //! are matched ignoring ASCII case; attributes the note does not define are kept in an
 //! `extra` list so nothing is dropped. Keywords, numbers, dates and ids must be UTF-8;
-//! free text (descriptions, error messages) is decoded lossily.
+//! free text (descriptions, error messages) is decoded lossily. Values are read with their
+//! surrounding whitespace trimmed (lenient decoding of one-line examples leaves some).
 //!
 //! ```
 //! use soif_codecs::rdm::{GathererScope, MessageItem, MessageReader};
