@@ -113,6 +113,10 @@ pub enum StoreError {
     /// This record cannot be stored (no URL, too many columns, …); the store is fine.
     #[error("{0}")]
     Rejected(String),
+    /// SQLite rolled the open transaction back on its own (disk full, I/O error): the
+    /// writes since `BEGIN` are gone.
+    #[error("sqlite {path}: the transaction was rolled back by SQLite before COMMIT")]
+    RolledBack { path: String },
     /// The database holds a layout this version does not know.
     #[error("sqlite {path}: {message}")]
     Layout { path: String, message: String },
@@ -127,7 +131,7 @@ impl StoreError {
                 source.sqlite_error_code(),
                 Some(ErrorCode::ConstraintViolation | ErrorCode::TooBig | ErrorCode::TypeMismatch)
             ),
-            StoreError::Layout { .. } => false,
+            StoreError::Layout { .. } | StoreError::RolledBack { .. } => false,
         }
     }
 }
@@ -339,6 +343,10 @@ pub struct SqliteStore {
     charset: Charset,
     /// Whether `soif_deletions` may hold rows (if not, upserts skip clearing it).
     deletions_exist: bool,
+    /// `PRAGMA schema_version` as of the last layout read or own commit: when another
+    /// process (a loader, the server) adds tables or columns, it changes, and the map is
+    /// read again.
+    schema_version: i64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -423,6 +431,7 @@ impl SqliteStore {
             schema: opts.schema,
             charset: opts.charset,
             deletions_exist: true,
+            schema_version: 0,
         };
         // Another writer (the server) may hold the lock for a moment.
         store
@@ -478,7 +487,25 @@ impl SqliteStore {
         self.tables = tables;
         self.used_tables = used;
         self.deletions_exist = deletions;
+        self.schema_version = self.read_schema_version()?;
         Ok(())
+    }
+
+    fn read_schema_version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row("PRAGMA schema_version", [], |r| r.get(0))
+            .map_err(|e| self.err("reading the schema version", e))
+    }
+
+    /// Re-reads the layout if another connection changed it (new tables or columns) since
+    /// this store last looked; returns whether it did. Writes do this by themselves at
+    /// [`SqliteStore::begin`]; readers (the server) call it before listing tables.
+    pub fn refresh(&mut self) -> Result<bool, StoreError> {
+        if self.read_schema_version()? == self.schema_version {
+            return Ok(false);
+        }
+        self.reload()?;
+        Ok(true)
     }
 
     #[allow(clippy::type_complexity)]
@@ -539,10 +566,9 @@ impl SqliteStore {
         &self.path
     }
 
-    /// Every template's table, in order of creation.
+    /// Every template's table, sorted by table name.
     pub fn tables(&self) -> Vec<TableInfo> {
         let mut v: Vec<&Table> = self.tables.values().collect();
-        // soif_tables is read in rowid order but the map forgets it; names are stable.
         v.sort_by(|a, b| a.info.table.cmp(&b.info.table));
         v.into_iter().map(|t| t.info.clone()).collect()
     }
@@ -562,7 +588,14 @@ impl SqliteStore {
     pub fn begin(&mut self) -> Result<(), StoreError> {
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
-            .map_err(|e| self.err("BEGIN", e))
+            .map_err(|e| self.err("BEGIN", e))?;
+        // Holding the write lock now, so the layout cannot change under us until COMMIT;
+        // pick up what other writers added since our last transaction.
+        if let Err(e) = self.refresh() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Commits the open transaction.
@@ -571,14 +604,17 @@ impl SqliteStore {
             // SQLite rolled the transaction back on its own (disk full, I/O error): what
             // this batch wrote is gone, so say so rather than pretend it committed.
             self.reload()?;
-            return Err(StoreError::Layout {
+            return Err(StoreError::RolledBack {
                 path: self.path.clone(),
-                message: "the transaction was rolled back by SQLite before COMMIT".into(),
             });
         }
+        // Our own DDL in this transaction is already in the map.
+        let version = self.read_schema_version()?;
         self.conn
             .execute_batch("COMMIT")
-            .map_err(|e| self.err("COMMIT", e))
+            .map_err(|e| self.err("COMMIT", e))?;
+        self.schema_version = version;
+        Ok(())
     }
 
     /// Rolls the open transaction back (and re-reads the column map, which may have
@@ -1272,6 +1308,37 @@ mod tests {
         assert_eq!((v, t.as_str()), (164373, "integer"));
         let back = s.get(b"FILE", b"u").unwrap().unwrap();
         assert_eq!(back.get_str("File-Size"), Some("164373"));
+    }
+
+    #[test]
+    fn two_stores_on_one_database_see_each_others_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.db");
+        let mut a = SqliteStore::open(&path).unwrap();
+        let mut b = SqliteStore::open(&path).unwrap();
+        a.upsert(&Record::new("FILE", "u1").with("Title", "a"))
+            .unwrap();
+        // b has never seen FILE or Title: it must not try to create them again.
+        b.upsert(
+            &Record::new("FILE", "u2")
+                .with("Title", "b")
+                .with("Type", "T"),
+        )
+        .unwrap();
+        a.upsert(&Record::new("FILE", "u3").with("Type", "c"))
+            .unwrap();
+        assert_eq!(a.table(b"FILE").unwrap().columns.len(), 2);
+        assert_eq!(
+            count(&a, "SELECT count(*) FROM FILE WHERE Type IS NOT NULL"),
+            2
+        );
+        // A reader refreshes before listing.
+        let mut c = SqliteStore::open(&path).unwrap();
+        b.upsert(&Record::new("DOCUMENT", "d")).unwrap();
+        assert!(c.table(b"DOCUMENT").is_none());
+        assert!(c.refresh().unwrap());
+        assert!(c.table(b"DOCUMENT").is_some());
+        assert!(!c.refresh().unwrap());
     }
 
     #[test]
