@@ -94,7 +94,7 @@ struct RunWriter {
 
 impl RunWriter {
     fn push(&mut self, fp: u128) -> std::io::Result<()> {
-        if self.len % self.stride == 0 {
+        if self.len.is_multiple_of(self.stride) {
             self.index.push(fp);
         }
         self.len += 1;
