@@ -53,6 +53,13 @@
 //!
 //! Times are RFC 3339 in UTC (`2026-11-22T08:00:00Z`).
 //!
+//! # Several connections
+//!
+//! A loader and the server may write the same database. Every write transaction starts
+//! with `BEGIN IMMEDIATE` (SQLite's single writer lock, waited for up to 30 s) and
+//! re-reads `soif_tables` / `soif_columns` when `PRAGMA schema_version` shows that another
+//! connection changed the layout; readers call [`SqliteStore::refresh`].
+//!
 //! # Transactions
 //!
 //! The sink writes `batch_size` records per transaction (`BEGIN IMMEDIATE … COMMIT`) in
@@ -913,6 +920,11 @@ impl SqliteStore {
         url: &[u8],
         run_id: Option<i64>,
     ) -> Result<usize, StoreError> {
+        if url == b"-" || url.is_empty() {
+            return Err(StoreError::Rejected(
+                "deletion without a URL (`-`); sqlite rows are keyed on url".into(),
+            ));
+        }
         self.in_write(|s| {
             let targets: Vec<(Bytes, Option<String>)> = match template {
                 Some(t) => vec![(
@@ -1278,6 +1290,7 @@ mod tests {
         s.upsert(&Record::new("FILE", "u").with("T", "y")).unwrap();
         assert_eq!(count(&s, "SELECT count(*) FROM soif_deletions"), 0);
         assert_eq!(s.delete(None, b"u").unwrap(), 1);
+        assert!(s.delete(Some(b"FILE"), b"-").unwrap_err().is_record_error());
     }
 
     #[test]
