@@ -152,6 +152,12 @@ fn external_sort_beyond_the_budget() {
         "{} runs: expected a multi-pass merge",
         order.runs_spilled()
     );
+    // Runs are merged while the input streams in: few files are open at any time.
+    assert!(
+        order.runs_open() < 2 * MERGE_FAN_IN,
+        "{} open",
+        order.runs_open()
+    );
     order.finish(&mut out).unwrap();
     assert_eq!(out.records.len(), n as usize);
     let keys: Vec<(i64, String)> = out

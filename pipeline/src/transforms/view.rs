@@ -264,7 +264,9 @@ impl KeyValue {
 /// memory budget it is sorted and written to an anonymous temporary file (a *run*;
 /// the operating system removes it when it is closed, even after a crash). At the end,
 /// runs are merged [`MERGE_FAN_IN`] at a time with a heap (k-way merge) until one merge
-/// emits the records in order. Memory stays at the budget plus, during merges, one
+/// emits the records in order. Runs are also merged while the input streams in, whenever
+/// [`MERGE_FAN_IN`] runs of the same level exist, so the number of open files stays
+/// small (`MERGE_FAN_IN` × levels, levels = log₁₆ of input / budget). Memory stays at the budget plus, during merges, one
 /// buffered reader and one record per open run. Input that fits the budget never touches
 /// the disk.
 pub struct Order {
@@ -273,7 +275,10 @@ pub struct Order {
     temp_dir: Option<PathBuf>,
     held: Vec<Held>,
     held_bytes: usize,
-    runs: Vec<File>,
+    /// Sorted runs on disk with their merge level (0 = written from memory).
+    runs: Vec<(File, u32)>,
+    /// Runs written from memory so far.
+    spills: usize,
     seq: u64,
     /// The longest payload written: bounds what reading a run may allocate.
     max_payload: usize,
@@ -339,13 +344,19 @@ impl Order {
             held: Vec::new(),
             held_bytes: 0,
             runs: Vec::new(),
+            spills: 0,
             seq: 0,
             max_payload: 0,
         }
     }
 
-    /// How many sorted runs have been written to disk so far.
+    /// How many sorted runs have been written from memory to disk so far.
     pub fn runs_spilled(&self) -> usize {
+        self.spills
+    }
+
+    /// How many run files are open now (merging keeps this small).
+    pub fn runs_open(&self) -> usize {
         self.runs.len()
     }
 
@@ -405,9 +416,45 @@ impl Order {
         }
         let mut file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-        self.runs.push(file);
+        self.runs.push((file, 0));
+        self.spills += 1;
         self.held_bytes = 0;
+        // Whenever MERGE_FAN_IN runs of one level exist, merge them into one of the next
+        // level: open files stay at MERGE_FAN_IN per level (a handful of levels for any
+        // input), and each record is rewritten once per level.
+        loop {
+            let n = self.runs.len();
+            if n < MERGE_FAN_IN {
+                break;
+            }
+            let level = self.runs[n - 1].1;
+            if self.runs[n - MERGE_FAN_IN..]
+                .iter()
+                .any(|(_, l)| *l != level)
+            {
+                break;
+            }
+            let group: Vec<File> = self
+                .runs
+                .drain(n - MERGE_FAN_IN..)
+                .map(|(f, _)| f)
+                .collect();
+            let merged = self.merge_to_file(group)?;
+            self.runs.push((merged, level + 1));
+        }
         Ok(())
+    }
+
+    /// Merges sorted runs into one new run.
+    fn merge_to_file(&self, group: Vec<File>) -> Result<File, Error> {
+        let io_err = |e| Error::io("order: writing a merged run to a temporary file", e);
+        let mut w = BufWriter::with_capacity(RUN_BUFFER, self.temp_file()?);
+        self.merge(group, |seq, data, _| {
+            spill::write_entry(&mut w, seq, &data).map_err(io_err)
+        })?;
+        let mut file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+        Ok(file)
     }
 
     /// Merges `files` (sorted runs) and hands each record, in order, to `sink`.
@@ -534,27 +581,22 @@ impl Transform for Order {
         }
         self.spill()?;
         // Merge passes until at most MERGE_FAN_IN runs are left.
-        while self.runs.len() > MERGE_FAN_IN {
-            let runs = std::mem::take(&mut self.runs);
+        let mut runs: Vec<File> = std::mem::take(&mut self.runs)
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect();
+        while runs.len() > MERGE_FAN_IN {
             let mut merged = Vec::new();
-            let mut runs = runs.into_iter();
+            let mut rest = runs.into_iter();
             loop {
-                let group: Vec<File> = runs.by_ref().take(MERGE_FAN_IN).collect();
+                let group: Vec<File> = rest.by_ref().take(MERGE_FAN_IN).collect();
                 if group.is_empty() {
                     break;
                 }
-                let io_err = |e| Error::io("order: writing a merged run to a temporary file", e);
-                let mut w = BufWriter::with_capacity(RUN_BUFFER, self.temp_file()?);
-                self.merge(group, |seq, data, _| {
-                    spill::write_entry(&mut w, seq, &data).map_err(io_err)
-                })?;
-                let mut file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
-                file.seek(SeekFrom::Start(0)).map_err(io_err)?;
-                merged.push(file);
+                merged.push(self.merge_to_file(group)?);
             }
-            self.runs = merged;
+            runs = merged;
         }
-        let runs = std::mem::take(&mut self.runs);
         self.merge(runs, |_, _, record| out.emit(record))
     }
 }
@@ -691,6 +733,7 @@ mod tests {
             .unwrap();
         }
         assert_eq!(o.runs_spilled(), 40);
+        assert!(o.runs_open() < 2 * MERGE_FAN_IN, "{} open", o.runs_open());
         o.finish(&mut out).unwrap();
         assert_eq!(
             urls(&out),
