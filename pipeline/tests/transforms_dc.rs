@@ -119,6 +119,13 @@ fn types_keywords_and_unknowns() {
     // An unreadable date is kept, and counted as a warning by the transform.
     assert_eq!(dc.get_str("DATE"), Some("whenever"));
     assert!(dc.get("Gatherer-Host").is_none());
+    // A readable Last-Modified wins over an unreadable Last-Modification-Time.
+    let two = crosswalk(
+        &Record::new("FILE", "-")
+            .with("Last-Modification-Time", "n/a")
+            .with("Last-Modified", "Thu, 16 May 1996 11:45:39 GMT"),
+    );
+    assert_eq!(two.get_str("DATE"), Some("1996-05-16T11:45:39Z"));
     let unknown = crosswalk(&Record::new("FILE", "-").with("Type", "WaisSource"));
     assert_eq!(unknown.get_str("FORMAT"), Some("WaisSource"));
     assert!(unknown.get("IDENTIFIER").is_none(), "`-` is no identifier");

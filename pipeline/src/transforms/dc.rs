@@ -305,13 +305,18 @@ impl Crosswalk {
         (out, notes)
     }
 
+    /// The values a rule takes. With `first`, the first source that has values wins —
+    /// for dates, the first whose values read as dates (an unreadable
+    /// Last-Modification-Time does not hide a good Last-Modified); when none reads, the
+    /// first source with values is used as it is.
     fn source_values(&self, rule: &Rule, record: &Record) -> Vec<Bytes> {
         let mut got = Vec::new();
+        let mut fallback: Option<Vec<Bytes>> = None;
         for src in &rule.from {
-            let before = got.len();
+            let mut these = Vec::new();
             if is_url(src.as_bytes()) {
                 if !record.has_no_url() && !record.url.is_empty() {
-                    got.push(record.url.clone());
+                    these.push(record.url.clone());
                 }
             } else {
                 for a in &record.attributes {
@@ -321,13 +326,26 @@ impl Crosswalk {
                                 attribute_matches(src.as_bytes(), rest)
                             }));
                     if hit {
-                        got.extend(a.value.leaves().into_iter().cloned());
+                        these.extend(a.value.leaves().into_iter().cloned());
                     }
                 }
             }
-            if rule.first && got.len() > before {
-                break;
+            if !rule.first {
+                got.extend(these);
+                continue;
             }
+            if these.is_empty() {
+                continue;
+            }
+            let readable = rule.convert != Some(Convert::Date)
+                || these.iter().any(|v| dates::parse(v).is_some());
+            if readable {
+                return these;
+            }
+            fallback.get_or_insert(these);
+        }
+        if rule.first {
+            return fallback.unwrap_or_default();
         }
         got
     }
