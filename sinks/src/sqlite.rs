@@ -47,9 +47,11 @@
 //! - `soif_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, inputs TEXT, started TEXT, finished
 //!   TEXT, status TEXT, records INTEGER, upserted INTEGER, deleted INTEGER, rejected
 //!   INTEGER)`: `inputs` is a JSON array of the inputs as given; times are RFC 3339 UTC;
-//!   `status` is `running` (also what a killed run leaves), `ok`, or `failed` (the run
-//!   stopped on an error; its open batch was rolled back); the counts are those of the
-//!   committed batches, updated at every commit.
+//!   `status` is `running` (also what a killed run leaves), `ok` (every record the sink
+//!   was given is committed; records rejected before the sink, e.g. by the decoder, show
+//!   in the command's exit status, not here), or `failed` (the sink stopped on an error;
+//!   its open batch was rolled back); the counts are those of the committed batches,
+//!   updated at every commit.
 //!
 //! Times are RFC 3339 in UTC (`2026-11-22T08:00:00Z`).
 //!
