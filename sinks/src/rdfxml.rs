@@ -39,8 +39,9 @@
 //! counts as a warning ([`Sink::warnings`]).
 //!
 //! **Subjects.** `rdf:about` is the record's URL made a valid IRI: spaces, controls,
-//! `"<>\^`{|}`, non-ASCII characters (as UTF-8), a `%` not followed by two hex digits and
-//! misplaced `#`, `[`, `]`, `@`, `:` are percent-encoded. A record whose URL is `-`, or not
+//! `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}`, non-ASCII characters (as UTF-8), a `%`
+//! not followed by two hex digits and misplaced `#`, `[`, `]`, `@`, `:` are
+//! percent-encoded. A record whose URL is `-`, or not
 //! an absolute URL (no scheme), becomes a blank node (an `rdf:Description` without
 //! `rdf:about`); a URL that is not absolute is still written as `dc:identifier` and counted
 //! as a warning.
