@@ -15,6 +15,20 @@
 //! assert_eq!(out.records.len(), 1);
 //! ```
 //!
+//! | spec                               | module         | what                                  |
+//! |------------------------------------|----------------|---------------------------------------|
+//! | `collapse`, `expand`               | [`collapse`]   | `Author-N` ⇄ lists, `Embed<n>-X` ⇄ parts |
+//! | `dc[:MAPPING.toml]`                | [`dc`]         | RFC 2655 App. C Dublin-Core crosswalk |
+//! | `validate[:SCHEMA][,unknown=…]`    | [`validate`]   | RDM `@SCHEMA` checks                  |
+//! | `select:A,B`, `order:-K,+K`, `hits:N` / `hits:M..N` | [`view`] | the RDM view            |
+//! | `since:DATE`                       | [`scope`]      | the RDM gatherer scope                |
+//! | `match:Attr=value`                 | [`matching`]   | RFC 2655 §4 matching                  |
+//! | `dedupe[:url\|ATTR]`               | [`dedupe`]     | first record per key                  |
+//!
+//! Shared helpers: [`names`] (the `-N` / `<n>-` naming rules), [`dates`] (every date
+//! form the data uses, to ISO 8601), [`seen`] (a bounded set of fingerprints),
+//! [`spill`] (`order`'s binary record format).
+//!
 //! The transforms never hold an unbounded number of records: `order` spills sorted runs
 //! to temporary files, `dedupe` and `validate`'s uniqueness check keep 128-bit
 //! fingerprints and spill those (see [`seen`]). Both use [`TransformContext::memory_budget`]
