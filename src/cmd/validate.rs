@@ -33,6 +33,9 @@ anything), Enforce-Uniqueness (in bounded memory, spilling fingerprints to disk)
 attributes the schema does not describe (--unknown). Author-2 is checked as a value of
 Author (RDM's multi-value convention).
 
+Every failing record is reported: unlike convert, validate's --on-error default is
+`skip` (records that are not valid SOIF count as failures too).
+
 Exit status: 0 every record passed, 1 failed to run, 2 usage or configuration error
 (e.g. an unreadable schema), 3 some records failed.")]
 pub struct ValidateArgs {
