@@ -28,11 +28,14 @@
 //! `collapse`) and an attribute name that occurs more than once in a record are JSON text:
 //! an array, an object, `{"base64": "…"}` for non-UTF-8 leaves. A record *replaces* its
 //! row: columns for attributes it does not carry are NULL, since a SOIF object is the
-//! whole description of its URL. `NULL` means "attribute absent".
+//! whole description of its URL. Inside `@REFRESH { … }` a record *merges* instead: only
+//! its attributes are written, other columns keep their values (Harvest refreshes objects
+//! that did not change and may send only some attributes). `NULL` means "attribute
+//! absent".
 //!
 //! **Actions.** A record inside `@DELETE { … }` deletes the row with its URL from its
 //! template's table and is remembered in `soif_deletions`; any other record upserts on
-//! `url` and is removed from `soif_deletions`.
+//! `url` (replacing, or merging inside `@REFRESH`) and is removed from `soif_deletions`.
 //!
 //! **Metadata tables.**
 //! - `soif_meta(key TEXT PRIMARY KEY, value TEXT)`: `layout_version` = `1`.
@@ -231,6 +234,18 @@ pub struct RunCounts {
     pub rejected: u64,
 }
 
+/// How [`SqliteStore::upsert_with`] treats a row that exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpsertMode {
+    /// The row becomes exactly the record: columns it has no attribute for become NULL.
+    /// What a full SOIF object (`@UPDATE`, no envelope) means.
+    Replace,
+    /// Only the record's attributes are written; other columns keep their values
+    /// (sqlite-utils' `upsert`). What `@REFRESH` means: Harvest refreshes objects that did
+    /// not change, possibly sending only some attributes (e.g. `Time-to-Live`).
+    Merge,
+}
+
 struct Table {
     info: TableInfo,
     by_attr: HashMap<Bytes, usize>,
@@ -259,11 +274,17 @@ impl Table {
 /// `INSERT … ON CONFLICT("url") DO UPDATE SET` every column: the row becomes exactly the
 /// record (absent attributes NULL), keeping its rowid.
 fn upsert_sql(info: &TableInfo) -> String {
+    upsert_sql_for(&info.table, info.columns.iter().map(|c| c.column.as_str()))
+}
+
+/// The upsert of `url` and `columns` (bound as `?1`, `?2`, … in that order); columns not
+/// named keep their values.
+fn upsert_sql_for<'a>(table: &str, columns: impl Iterator<Item = &'a str>) -> String {
     let mut cols = String::from("\"url\"");
     let mut vals = String::from("?1");
     let mut set = String::new();
-    for (i, c) in info.columns.iter().enumerate() {
-        let q = quote_ident(&c.column);
+    for (i, c) in columns.enumerate() {
+        let q = quote_ident(c);
         cols.push_str(", ");
         cols.push_str(&q);
         vals.push_str(&format!(", ?{}", i + 2));
@@ -279,7 +300,7 @@ fn upsert_sql(info: &TableInfo) -> String {
     };
     format!(
         "INSERT INTO {} ({cols}) VALUES ({vals}) ON CONFLICT(\"url\") DO {action}",
-        quote_ident(&info.table)
+        quote_ident(table)
     )
 }
 
@@ -799,18 +820,28 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Stores a record: its row in its template's table becomes exactly the record
-    /// (creating the table and columns as needed). Records without a URL are rejected.
+    /// Stores a record in its template's table (creating the table and columns as
+    /// needed): [`UpsertMode::Merge`] for a record inside `@REFRESH { … }`,
+    /// [`UpsertMode::Replace`] otherwise. Records without a URL are rejected.
     pub fn upsert(&mut self, record: &Record) -> Result<(), StoreError> {
+        let mode = match record.action {
+            Some(Action::Refresh) => UpsertMode::Merge,
+            _ => UpsertMode::Replace,
+        };
+        self.upsert_with(record, mode)
+    }
+
+    /// Stores a record with an explicit [`UpsertMode`].
+    pub fn upsert_with(&mut self, record: &Record, mode: UpsertMode) -> Result<(), StoreError> {
         if record.has_no_url() || record.url.is_empty() {
             return Err(StoreError::Rejected(
                 "record has no URL (`-`); sqlite tables are keyed on url".into(),
             ));
         }
-        self.in_write(|s| s.upsert_in_tx(record))
+        self.in_write(|s| s.upsert_in_tx(record, mode))
     }
 
-    fn upsert_in_tx(&mut self, record: &Record) -> Result<(), StoreError> {
+    fn upsert_in_tx(&mut self, record: &Record, mode: UpsertMode) -> Result<(), StoreError> {
         self.ensure_table(&record.template)?;
         let missing = {
             let Some(table) = self.tables.get(&record.template) else {
@@ -846,13 +877,21 @@ impl SqliteStore {
             }
             col_of.push(c);
         }
+        let merge = mode == UpsertMode::Merge;
+        // Merge: only the columns this record has, in table order.
+        let mut present: Vec<&str> = Vec::new();
         let mut params: Vec<ToSqlOutput<'_>> = Vec::with_capacity(ncols + 1);
         params.push(key_param(&record.url));
         for (c, slot) in first.iter().enumerate() {
             let Some(i) = *slot else {
-                params.push(ToSqlOutput::Owned(SqlValue::Null));
+                if !merge {
+                    params.push(ToSqlOutput::Owned(SqlValue::Null));
+                }
                 continue;
             };
+            if merge {
+                present.push(&table.info.columns[c].column);
+            }
             let count = if repeated {
                 col_of.iter().filter(|&&x| x == Some(c)).count()
             } else {
@@ -874,7 +913,13 @@ impl SqliteStore {
                 params.push(self.value_param(&record.attributes[i].value));
             }
         }
-        let sql = &table.upsert_sql;
+        let merge_sql;
+        let sql = if merge {
+            merge_sql = upsert_sql_for(&table.info.table, present.into_iter());
+            &merge_sql
+        } else {
+            &table.upsert_sql
+        };
         let table_name = &table.info.table;
         let result = self
             .conn
@@ -1222,6 +1267,36 @@ mod tests {
         assert_eq!(back.get_str("Type"), Some("Text"));
         assert!(back.get("Title").is_none());
         assert_eq!(count(&s, "SELECT count(*) FROM FILE"), 2);
+    }
+
+    #[test]
+    fn refresh_merges_update_replaces() {
+        let mut s = mem();
+        s.upsert(
+            &Record::new("FILE", "u")
+                .with("Title", "t")
+                .with("Time-to-Live", "1"),
+        )
+        .unwrap();
+        let mut refresh = Record::new("FILE", "u").with("Time-to-Live", "2");
+        refresh.action = Some(Action::Refresh);
+        s.upsert(&refresh).unwrap();
+        let back = s.get(b"FILE", b"u").unwrap().unwrap();
+        assert_eq!(
+            back.get_str("Title"),
+            Some("t"),
+            "refresh keeps other columns"
+        );
+        assert_eq!(back.get_str("Time-to-Live"), Some("2"));
+        // A refresh of an unknown URL inserts it.
+        refresh.url = "v".into();
+        s.upsert(&refresh).unwrap();
+        assert_eq!(count(&s, "SELECT count(*) FROM FILE"), 2);
+        let mut update = Record::new("FILE", "u").with("Time-to-Live", "3");
+        update.action = Some(Action::Update);
+        s.upsert(&update).unwrap();
+        let back = s.get(b"FILE", b"u").unwrap().unwrap();
+        assert!(back.get("Title").is_none(), "update replaces the row");
     }
 
     #[test]

@@ -213,3 +213,30 @@ fn build_needs_a_path() {
     let e = build(&opts).err().unwrap();
     assert!(e.is_config(), "{e}");
 }
+
+#[test]
+fn refresh_envelope_merges_into_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    load(&db, &[common::harvest_file()], 100);
+    let refresh = common::decode(
+        b"@DELETE {\n}\n@REFRESH {\n\
+          @FILE { ftp://ecrc.de/pub/ECRC_tech_reports/reports/ECRC-93-10.ps.Z\n\
+          Time-to-Live{7}:\t1234567\n}\n}\n@UPDATE {\n}\n",
+    );
+    assert_eq!(refresh.len(), 1);
+    load(&db, &refresh, 100);
+    assert_eq!(
+        one::<String>(&db, "SELECT \"Time-to-Live\" FROM FILE"),
+        "1234567"
+    );
+    // The attributes the refresh did not carry are still there.
+    assert_eq!(
+        one::<String>(&db, "SELECT \"Embed<1>-Type\" FROM FILE"),
+        "PostScript"
+    );
+    assert_eq!(
+        one::<String>(&db, "SELECT MD5 FROM FILE"),
+        "43193942d4d53f5a8e4a7b4bcff7a415"
+    );
+}
