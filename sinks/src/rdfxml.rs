@@ -349,29 +349,37 @@ fn push_authority(auth: &str, out: &mut String) {
         }
         out.push('@');
     }
-    let (host, port) = if hostport.starts_with('[') && hostport.contains(']') {
-        // An IP literal, kept as written up to `]`.
-        let close = hostport.find(']').map_or(hostport.len(), |i| i + 1);
-        out.push_str(&hostport[..close]);
-        ("", &hostport[close..])
-    } else {
-        match hostport.rfind(':') {
-            Some(i) if hostport[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
-                (&hostport[..i], &hostport[i..])
-            }
-            _ => (hostport, ""),
+    // An IP literal is kept only when it is a valid IPv6 address; anything else in
+    // brackets is encoded like a registered name.
+    let literal = hostport
+        .strip_prefix('[')
+        .and_then(|rest| {
+            rest.find(']')
+                .map(|close| (&rest[..close], &rest[close + 1..]))
+        })
+        .filter(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok());
+    let (host, port) = match literal {
+        Some((ip, port)) => {
+            out.push('[');
+            out.push_str(ip);
+            out.push(']');
+            ("", port)
         }
+        None => match hostport.rfind(':') {
+            Some(i) => (&hostport[..i], &hostport[i..]),
+            None => (hostport, ""),
+        },
     };
     for c in host.chars() {
         push_plain(c, "", out);
     }
-    if let Some(digits) = port.strip_prefix(':') {
-        out.push(':');
-        out.push_str(digits);
-    } else {
-        for c in port.chars() {
-            push_plain(c, "", out);
+    // A port is digits; anything else after the last `:` is part of the name.
+    match port.strip_prefix(':') {
+        Some(digits) if digits.bytes().all(|b| b.is_ascii_digit()) => {
+            out.push(':');
+            out.push_str(digits);
         }
+        _ => port.chars().for_each(|c| push_plain(c, "", out)),
     }
 }
 

@@ -177,3 +177,47 @@ fn empty_stream_is_an_empty_graph() {
     assert!(triples(&xml).is_empty());
     assert!(String::from_utf8(xml).unwrap().ends_with("</rdf:RDF>\n"));
 }
+
+mod arbitrary_bytes {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// URLs: arbitrary bytes, and URL-like strings with awkward characters.
+    fn url() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..40),
+            "[a-z]{1,5}:(//[^/?#]{0,12})?[ -~\u{80}-\u{3000}]{0,30}".prop_map(String::into_bytes),
+            Just(b"-".to_vec()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Whatever the bytes, the output parses as RDF/XML and every title is there.
+        #[test]
+        fn output_always_parses(
+            url in url(),
+            titles in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..30), 1..4),
+            latin1 in any::<bool>(),
+        ) {
+            let mut r = Record::new("DOCUMENT", url);
+            for t in &titles {
+                r.push("Title", Value::from(t.clone()));
+            }
+            let charset = if latin1 { Charset::Latin1 } else { Charset::Utf8 };
+            let (xml, _) = write(&[r], true, charset);
+            let ts = triples(&xml);
+            // The crosswalk trims values and drops empty ones and repeats.
+            let mut expected: Vec<&[u8]> = Vec::new();
+            for t in &titles {
+                let trimmed = t.trim_ascii();
+                if !trimmed.is_empty() && !expected.contains(&trimmed) {
+                    expected.push(trimmed);
+                }
+            }
+            let n = ts.iter().filter(|t| t.1 == format!("{DC}title")).count();
+            prop_assert_eq!(n, expected.len());
+        }
+    }
+}
