@@ -48,6 +48,7 @@
 
 use crate::source::{InputData, Rejection, Source};
 use crate::{Emit, Error, Sink, SinkError, Transform};
+use bytes::BytesMut;
 use futures::{FutureExt, StreamExt};
 use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
@@ -57,15 +58,18 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
-use tokio_util::codec::FramedRead;
+use tokio_util::codec::Decoder;
 
 /// A batch is sent on when it holds this many bytes of records.
 pub const BATCH_BYTES: usize = 1 << 20;
 /// Batches a channel holds before its sender waits.
 pub const CHANNEL_BATCHES: usize = 4;
-/// Read buffer of the decoder.
-const READ_CAPACITY: usize = 256 * 1024;
+/// Read buffer of the decoder: allocated in steps of this size…
+const READ_CAPACITY: usize = 1 << 20;
+/// …whenever less than this is free for the next read.
+const READ_SPARE: usize = 256 * 1024;
 
 /// What happens to a record that cannot be converted (SPEC §6).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -308,35 +312,39 @@ impl Engine {
         let result = async {
             while let Some(input) = source.next_input().await? {
                 match input.data {
-                    InputData::Soif(reader) => {
+                    InputData::Soif(mut reader) => {
                         let mut opts = self.opts.decoder.clone();
                         opts.input = Some(input.name.clone());
-                        let mut frames = FramedRead::with_capacity(
-                            reader,
-                            SoifDecoder::new(opts),
-                            READ_CAPACITY,
-                        );
+                        let mut decoder = SoifDecoder::new(opts);
+                        let io_err = |e| Error::io(input.name.to_string(), e);
+                        // The read loop FramedRead would run, but reading into at least
+                        // READ_SPARE bytes each time: records split off the buffer's front
+                        // leave little room at its end, and small reads of a file cost a
+                        // thread hop each.
+                        let mut buf = BytesMut::with_capacity(READ_CAPACITY);
                         loop {
-                            // Take what is ready without waiting; before waiting for
-                            // more input, pass on what we have (a slow pipe's records
-                            // are not held back until a batch fills).
-                            let next = match frames.next().now_or_never() {
-                                Some(next) => next,
-                                None => {
-                                    if !batch.flush(&*source).await {
+                            while let Some(item) = decoder.decode(&mut buf).map_err(io_err)? {
+                                if !batch.push(decoded(item), &*source).await {
+                                    return Ok(());
+                                }
+                            }
+                            if buf.capacity() - buf.len() < READ_SPARE {
+                                buf.reserve(READ_CAPACITY);
+                            }
+                            // Pass on what we have before waiting for more input, so a
+                            // slow pipe's records are not held back until a batch fills.
+                            if !batch.flush(&*source).await {
+                                return Ok(());
+                            }
+                            if reader.read_buf(&mut buf).await.map_err(io_err)? == 0 {
+                                while let Some(item) =
+                                    decoder.decode_eof(&mut buf).map_err(io_err)?
+                                {
+                                    if !batch.push(decoded(item), &*source).await {
                                         return Ok(());
                                     }
-                                    frames.next().await
                                 }
-                            };
-                            let item = match next {
-                                None => break,
-                                Some(Ok(Ok(record))) => Item::Record(record),
-                                Some(Ok(Err(e))) => Item::Rejected(e.into()),
-                                Some(Err(e)) => return Err(Error::io(input.name.to_string(), e)),
-                            };
-                            if !batch.push(item, &*source).await {
-                                return Ok(());
+                                break;
                             }
                         }
                     }
@@ -367,6 +375,13 @@ impl Engine {
         }
         .await;
         (result, source.bytes_read())
+    }
+}
+
+fn decoded(item: Result<Record, soif_codecs::soif::DecodeError>) -> Item {
+    match item {
+        Ok(record) => Item::Record(record),
+        Err(e) => Item::Rejected(e.into()),
     }
 }
 
@@ -506,6 +521,7 @@ fn transform_stage(
                         out: &mut out,
                         shared,
                         counts: &mut counts,
+                        flush: None,
                     }
                     .emit(record)
                 }
@@ -521,19 +537,30 @@ fn transform_stage(
         }
     }
     // End of stream: transforms that held records back (`order`) let them go, in chain
-    // order so each one's output still passes through the ones after it.
+    // order so each one's output still passes through the ones after it. What they let
+    // go is sent on batch by batch as it is emitted (`flush`), never gathered first:
+    // `order` lets a whole spilled stream go here.
+    let gone = std::cell::Cell::new(false);
     for i in 0..transforms.len() {
         let (head, rest) = transforms.split_at_mut(i + 1);
+        let mut flush = |out: &mut Vec<Record>, counts: &mut Counts| {
+            let ok = send(out, &mut seq, counts);
+            gone.set(!ok);
+            ok
+        };
         let mut chain = Chain {
             rest,
             out: &mut out,
             shared,
             counts: &mut counts,
+            flush: Some(&mut flush),
         };
-        head[i].finish(&mut chain)?;
-        if out.len() >= 256 && !send(&mut out, &mut seq, &mut counts) {
+        let finished = head[i].finish(&mut chain);
+        if gone.get() {
+            // A sink stopped (it reports why); the error `flush` made us return is moot.
             return Ok(counts);
         }
+        finished?;
     }
     send(&mut out, &mut seq, &mut counts);
     Ok(counts)
@@ -558,13 +585,26 @@ struct Chain<'a> {
     out: &'a mut Vec<Record>,
     shared: &'a Shared,
     counts: &'a mut Counts,
+    /// While transforms finish: sends `out` on once it holds [`FINISH_BATCH_RECORDS`];
+    /// false when a sink has gone.
+    flush: Option<&'a mut dyn FnMut(&mut Vec<Record>, &mut Counts) -> bool>,
 }
+
+/// Records per batch sent on while transforms finish.
+const FINISH_BATCH_RECORDS: usize = 256;
 
 impl Emit for Chain<'_> {
     fn emit(&mut self, record: Record) -> Result<(), Error> {
         match self.rest.split_first_mut() {
             None => {
                 self.out.push(record);
+                if self.out.len() >= FINISH_BATCH_RECORDS {
+                    if let Some(flush) = self.flush.as_mut() {
+                        if !flush(self.out, self.counts) {
+                            return Err(Error::Fatal("the output has stopped".to_string()));
+                        }
+                    }
+                }
                 Ok(())
             }
             Some((first, rest)) => first.apply(
@@ -574,6 +614,7 @@ impl Emit for Chain<'_> {
                     out: &mut *self.out,
                     shared: self.shared,
                     counts: &mut *self.counts,
+                    flush: self.flush.as_mut().map(|f| &mut **f as _),
                 },
             ),
         }

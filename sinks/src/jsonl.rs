@@ -190,10 +190,12 @@ fn write_value(v: &Value, charset: Charset, out: &mut Vec<u8>, warnings: &mut u6
 
 /// A plain value: a string when UTF-8 (or under Latin-1), else a base64 object.
 fn write_bytes(b: &[u8], charset: Charset, out: &mut Vec<u8>) {
-    match std::str::from_utf8(b) {
-        Ok(s) => write_str(s, out),
-        Err(_) if charset == Charset::Latin1 => write_latin1(b, out),
-        Err(_) => {
+    if write_text(b, out) {
+        return;
+    }
+    match charset {
+        Charset::Latin1 => write_latin1(b, out),
+        Charset::Utf8 => {
             out.extend_from_slice(b"{\"base64\":\"");
             let start = out.len();
             let len = base64::encoded_len(b.len(), true).unwrap_or(0);
@@ -225,23 +227,76 @@ static ESCAPE: [u8; 256] = {
     t
 };
 
+/// True when one of the 8 bytes of `w` needs escaping: below 0x20, `"` or `\`.
+/// (The classic "has a byte less than n" / "has a zero byte" bit tricks; exact as a
+/// yes/no answer.)
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let control = w.wrapping_sub(LO * 0x20) & !w & HI;
+    let q = w ^ (LO * b'"' as u64);
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let b = w ^ (LO * b'\\' as u64);
+    let backslash = b.wrapping_sub(LO) & !b & HI;
+    (control | quote | backslash) != 0
+}
+
 /// A JSON string, escaping only what JSON requires.
 fn write_str(s: &str, out: &mut Vec<u8>) {
-    let bytes = s.as_bytes();
+    // Already valid UTF-8: the scan below cannot fail.
+    write_text(s.as_bytes(), out);
+}
+
+/// Writes `bytes` as a JSON string if they are valid UTF-8 and returns true; otherwise
+/// writes nothing and returns false. One pass for the common case: the text is scanned
+/// eight bytes at a time for bytes to escape and for non-ASCII bytes, and UTF-8 is
+/// validated (once, from there to the end) only when a non-ASCII byte shows up.
+fn write_text(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mark = out.len();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc = ESCAPE[b as usize];
-        if esc == 0 {
-            continue;
+    let mut i = 0;
+    let mut validated = false;
+    while i < bytes.len() {
+        let word = bytes
+            .get(i..i + 8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+        let ascii = match word {
+            Some(w) => w & HI == 0,
+            None => bytes[i..].is_ascii(),
+        };
+        if !validated && !ascii {
+            // Everything before `i` was ASCII, so `i` is a character boundary.
+            if std::str::from_utf8(&bytes[i..]).is_err() {
+                out.truncate(mark);
+                return false;
+            }
+            validated = true;
         }
-        out.extend_from_slice(&bytes[start..i]);
-        escape_byte(b, esc, out);
-        start = i + 1;
+        if let Some(w) = word {
+            if !word_needs_escape(w) {
+                i += 8;
+                continue;
+            }
+        }
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            let esc = ESCAPE[b as usize];
+            if esc != 0 {
+                out.extend_from_slice(&bytes[start..i]);
+                escape_byte(b, esc, out);
+                start = i + 1;
+            }
+            i += 1;
+        }
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+    true
 }
 
 fn escape_byte(b: u8, esc: u8, out: &mut Vec<u8>) {
@@ -323,6 +378,54 @@ mod tests {
         let l = line(&r, Charset::Latin1);
         assert!(l.contains("\"Name\":\"café\""), "{l}");
         assert!(l.contains("\"Bin\":\"ÿ\\u0000\\u0001\""), "{l}");
+    }
+
+    #[test]
+    fn escaping_agrees_with_serde_json_at_every_offset() {
+        let specials = ['"', '\\', '\n', '\u{1}', '\u{1f}', ' ', 'é', '\u{7f}', 'x'];
+        for len in 0..24 {
+            for (k, c) in specials.iter().enumerate() {
+                for at in 0..len {
+                    let text: String = (0..len)
+                        .map(|i| if i == at { *c } else { specials[(i + k) % 9] })
+                        .collect();
+                    let mut out = Vec::new();
+                    write_str(&text, &mut out);
+                    let back: String = serde_json::from_slice(&out).unwrap();
+                    assert_eq!(back, text);
+                    assert_eq!(out, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_anywhere_is_base64() {
+        for len in 1..20 {
+            for at in 0..len {
+                let mut v = vec![b'a'; len];
+                v[at] = 0xff;
+                let mut out = Vec::new();
+                write_bytes(&v, Charset::Utf8, &mut out);
+                let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                let b64 = j["base64"].as_str().unwrap();
+                assert_eq!(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(b64)
+                        .unwrap(),
+                    v
+                );
+                // A valid multi-byte character at the same place stays text.
+                let mut t = vec![b'a'; len];
+                t.splice(at..at + 1, "é".bytes());
+                let mut out = Vec::new();
+                write_bytes(&t, Charset::Utf8, &mut out);
+                assert_eq!(
+                    out,
+                    serde_json::to_vec(std::str::from_utf8(&t).unwrap()).unwrap()
+                );
+            }
+        }
     }
 
     #[test]

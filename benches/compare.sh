@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Compares soif with other tools on the same generated Harvest-like data.
+#
+#   benches/compare.sh                 # 200 MB of records (SIZE=200MB)
+#   SIZE=2GB RUNS=1 benches/compare.sh
+#
+# Times (hyperfine, mean of RUNS runs after one warm-up) and peak RSS (/usr/bin/time):
+#   soif convert --to jsonl    SOIF -> JSON Lines
+#   soif convert --to null     parse and count only
+#   cat                        the floor: reading the file
+#   jq -c .                    re-printing the same data as JSON Lines
+# plus one record whose value is SIZE bytes (soif --to null), for memory.
+# MB/s is the SOIF input size (10^6 bytes) over the mean time; jq's figure is over the
+# JSON Lines input it reads.
+set -euo pipefail
+
+SIZE=${SIZE:-200MB}
+RUNS=${RUNS:-3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/soif-bench.XXXXXX")}
+SOIF=$ROOT/target/release/soif
+GEN=$ROOT/target/release/soif-gen
+
+need() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    echo "installing $2 ..." >&2
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq >/dev/null && apt-get install -y -qq "$2" >/dev/null
+    else
+        sudo apt-get update -qq >/dev/null && sudo apt-get install -y -qq "$2" >/dev/null
+    fi
+}
+need hyperfine hyperfine
+need jq jq
+[ -x /usr/bin/time ] || need /usr/bin/time time
+
+(cd "$ROOT" && cargo build --release --quiet --bin soif --bin soif-gen)
+
+DATA=$WORK/bench.soif
+JSONL=$WORK/bench.jsonl
+HUGE=$WORK/huge.soif
+[ -s "$DATA" ] || "$GEN" --size "$SIZE" -o "$DATA"
+[ -s "$JSONL" ] || "$SOIF" convert "$DATA" --to jsonl -q -o "$JSONL"
+[ -s "$HUGE" ] || "$GEN" --size "$SIZE" --huge -o "$HUGE"
+soif_bytes=$(stat -c %s "$DATA")
+jsonl_bytes=$(stat -c %s "$JSONL")
+huge_bytes=$(stat -c %s "$HUGE")
+records=$("$SOIF" convert "$DATA" --to null 2>&1 | sed -n 's/^soif: \([0-9]*\) records in.*/\1/p')
+
+echo "# soif benchmark: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -sr)"
+echo "# input: $soif_bytes bytes of SOIF ($records records), $jsonl_bytes bytes as JSON Lines"
+echo
+
+names=("soif convert --to jsonl" "soif convert --to null" "cat" "jq -c ." "soif --to null, one ${SIZE} record")
+cmds=(
+    "$SOIF convert $DATA --to jsonl -q -o /dev/null"
+    "$SOIF convert $DATA --to null -q"
+    "cat $DATA > /dev/null"
+    "jq -c . $JSONL > /dev/null"
+    "$SOIF convert $HUGE --to null -q"
+)
+sizes=("$soif_bytes" "$soif_bytes" "$soif_bytes" "$jsonl_bytes" "$huge_bytes")
+
+printf '| %-34s | %10s | %9s | %13s |\n' "command" "mean s" "MB/s" "peak RSS MiB"
+printf '|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-----------" "---------------"
+for i in "${!cmds[@]}"; do
+    json=$WORK/hf-$i.json
+    hyperfine --style none --warmup 1 --runs "$RUNS" --export-json "$json" "${cmds[$i]}" >/dev/null 2>&1
+    mean=$(jq '.results[0].mean' "$json")
+    rss_kb=$( { /usr/bin/time -f '%M' sh -c "${cmds[$i]}" >/dev/null; } 2>&1 | tail -1)
+    mbps=$(awk -v b="${sizes[$i]}" -v t="$mean" 'BEGIN { printf "%.0f", b / 1e6 / t }')
+    printf '| %-34s | %10.3f | %9s | %13.1f |\n' "${names[$i]}" "$mean" "$mbps" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
+done
+echo
+echo "# data kept in $WORK (delete it when done)"
