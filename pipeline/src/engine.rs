@@ -836,3 +836,161 @@ impl Shared {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{BytesSource, RecordsSource};
+
+    /// Collects URLs; refuses records whose URL contains `refuse`.
+    struct TestSink {
+        refuse: &'static str,
+        urls: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Sink for TestSink {
+        fn name(&self) -> &str {
+            "test"
+        }
+        fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+            let url = record.url_str().into_owned();
+            if !self.refuse.is_empty() && url.contains(self.refuse) {
+                return Err(SinkError::Rejected(format!("refused {url}")));
+            }
+            self.urls.lock().unwrap().push(url);
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    fn sink(refuse: &'static str) -> (Box<dyn Sink>, Arc<Mutex<Vec<String>>>) {
+        let urls = Arc::new(Mutex::new(Vec::new()));
+        (
+            Box::new(TestSink {
+                refuse,
+                urls: urls.clone(),
+            }),
+            urls,
+        )
+    }
+
+    /// Drops records whose URL ends in an odd digit; rejects those ending in `9`.
+    struct OddFilter;
+
+    impl Transform for OddFilter {
+        fn name(&self) -> &str {
+            "odd"
+        }
+        fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+            match record.url.last() {
+                Some(b'9') => out.reject(record, "nine".to_string()),
+                Some(d) if (d - b'0') % 2 == 1 => Ok(()),
+                _ => out.emit(record),
+            }
+        }
+    }
+
+    fn records(n: usize) -> Vec<Record> {
+        (0..n)
+            .map(|i| Record::new("T", format!("u{i}")).with("N", format!("{i}")))
+            .collect()
+    }
+
+    fn run(
+        opts: EngineOptions,
+        source: Box<dyn Source>,
+        transforms: Vec<Box<dyn Transform>>,
+        sinks: Vec<Box<dyn Sink>>,
+    ) -> Result<Summary, Error> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap()
+            .block_on(Engine::new(opts).run(source, transforms, sinks))
+    }
+
+    #[test]
+    fn order_is_kept_across_small_batches_and_sinks() {
+        let (a, urls_a) = sink("");
+        let (b, urls_b) = sink("");
+        let opts = EngineOptions {
+            batch_records: 3,
+            ..EngineOptions::default()
+        };
+        let s = run(
+            opts,
+            Box::new(RecordsSource::new("mem", records(1000))),
+            Vec::new(),
+            vec![a, b],
+        )
+        .unwrap();
+        assert_eq!((s.records_in, s.records_out), (1000, 1000));
+        let want: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();
+        assert_eq!(*urls_a.lock().unwrap(), want);
+        assert_eq!(*urls_b.lock().unwrap(), want);
+    }
+
+    #[test]
+    fn counts_add_up_with_filters_and_rejections_everywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = dir.path().join("q.soif");
+        // Both sinks refuse u10..u19 (even ones reach them): counted once each.
+        let (a, urls_a) = sink("u1");
+        let (b, _) = sink("u1");
+        let opts = EngineOptions {
+            policy: ErrorPolicy::Quarantine(q.clone()),
+            batch_records: 7,
+            ..EngineOptions::default()
+        };
+        let s = run(
+            opts,
+            Box::new(RecordsSource::new("mem", records(30))),
+            vec![Box::new(OddFilter)],
+            vec![a, b],
+        )
+        .unwrap();
+        // 30 in: u9, u19, u29 rejected by the transform; the other 12 odd ones filtered;
+        // of the 15 even ones, u10..u18 (5) refused by the sinks.
+        assert_eq!(s.records_in, 30);
+        assert_eq!(s.filtered, 12);
+        assert_eq!(s.rejected, 3 + 5);
+        assert_eq!(s.records_out, 10);
+        assert_eq!(s.records_in, s.records_out + s.rejected + s.filtered);
+        assert_eq!(urls_a.lock().unwrap().len(), 10);
+        // No original bytes for records built in code: canonical SOIF, in input order
+        // for each stage.
+        let quarantined = std::fs::read_to_string(&q).unwrap();
+        assert_eq!(quarantined.matches("@T {").count(), 8, "{quarantined}");
+        assert_eq!(s.quarantined, 8);
+    }
+
+    #[test]
+    fn fail_stops_with_the_reason() {
+        let (a, urls) = sink("");
+        let e = run(
+            EngineOptions::default(),
+            Box::new(BytesSource::new(
+                "in.soif",
+                &b"@T { a\n}\n@T { b\nX{z}:\t\n}\n@T { c\n}\n"[..],
+            )),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::Rejected(_)));
+        assert!(e.to_string().contains("in.soif: byte"), "{e}");
+        assert_eq!(*urls.lock().unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn policies_parse() {
+        assert_eq!(ErrorPolicy::parse("skip", None).unwrap(), ErrorPolicy::Skip);
+        assert!(ErrorPolicy::parse("quarantine", None)
+            .unwrap_err()
+            .is_config());
+        assert!(ErrorPolicy::parse("skip", Some("q".into())).is_err());
+        assert!(ErrorPolicy::parse("ignore", None).is_err());
+    }
+}
