@@ -29,7 +29,10 @@
 //! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
 //! `list_separator`, `charset`, `dcterms`, `batch_size`, `schema`, `token` (for `rdm`;
 //! the `SOIF_TOKEN` environment variable is used when absent). A top-level `schema`
-//! is what `--schema` is to `convert` for the transforms. Relative paths are relative to
+//! is what `--schema` is to `convert` for the transforms; top-level `memory_budget`
+//! (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget` and
+//! `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
+//! where). Relative paths are relative to
 //! the directory `soif run` is started in. Unknown keys are errors, so a typo does not
 //! silently change a nightly job.
 
@@ -51,6 +54,11 @@ pub struct PipelineConfig {
     pub sinks: Vec<SinkConfig>,
     /// An RDM `@SCHEMA` for the transforms (`validate`, `order`).
     pub schema: Option<PathBuf>,
+    /// Memory each of `order`, `dedupe` and uniqueness may use before spilling to disk
+    /// (`--memory-budget`; default 64 MiB).
+    pub memory_budget: Option<Size>,
+    /// Where they spill (`--temp-dir`; default the system's temporary directory).
+    pub temp_dir: Option<PathBuf>,
 }
 
 /// `[source]`.
@@ -131,6 +139,9 @@ impl PipelineConfig {
         if let Some(size) = &config.source.max_record_size {
             size.bytes()
                 .map_err(|e| format!("[source] max_record_size: {e}"))?;
+        }
+        if let Some(size) = &config.memory_budget {
+            size.bytes().map_err(|e| format!("memory_budget: {e}"))?;
         }
         Ok(config)
     }

@@ -107,10 +107,7 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
         source: args.input.source_options(),
         engine,
         transforms: args.transforms.clone(),
-        context: TransformContext {
-            schema: args.schema.clone(),
-            ..TransformContext::default()
-        },
+        context: args.input.transform_context(args.schema.clone()),
         sinks: vec![sink],
         quiet: args.input.quiet,
     })

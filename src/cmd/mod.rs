@@ -14,6 +14,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use soif_codecs::soif::DecoderOptions;
 use soif_pipeline::engine::{ErrorPolicy, Observer, Progress};
+use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error, Summary};
 use soif_sources::{InputFormat, InputSource, InputSpec, SourceOptions};
 use std::io::IsTerminal;
@@ -66,6 +67,15 @@ pub struct InputArgs {
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
     pub max_record_size: usize,
 
+    /// Memory each of `order`, `dedupe` and `validate`'s uniqueness check may use
+    /// (e.g. 64MiB, 512KiB) before spilling to temporary files.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
+    pub memory_budget: usize,
+
+    /// Directory for those temporary files (default: the system's, e.g. $TMPDIR).
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+
     /// No progress bar, no summary line, no warnings: only errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -97,6 +107,15 @@ impl InputArgs {
             observer: Some(reporter.clone()),
             ..EngineOptions::default()
         })
+    }
+
+    /// What the `-t` transforms get: --memory-budget, --temp-dir and a schema.
+    pub fn transform_context(&self, schema: Option<PathBuf>) -> TransformContext {
+        TransformContext {
+            temp_dir: self.temp_dir.clone(),
+            memory_budget: self.memory_budget,
+            schema,
+        }
     }
 
     pub fn specs(&self) -> Result<Vec<InputSpec>, Error> {

@@ -19,6 +19,8 @@ use std::process::ExitCode;
 #[command(after_help = "A pipeline file (TOML):
 
   transforms = [\"collapse\"]            # optional, applied in order
+  memory_budget = \"64MiB\"              # optional: order/dedupe spill beyond this
+  temp_dir = \"/var/tmp\"                # optional: where they spill
 
   [source]
   inputs = [\"dumps/*.soif.gz\"]         # files, directories, globs, -, URLs
@@ -131,7 +133,11 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         transforms: config.transforms.clone(),
         context: TransformContext {
             schema: config.schema.clone(),
-            ..TransformContext::default()
+            temp_dir: config.temp_dir.clone(),
+            memory_budget: match &config.memory_budget {
+                Some(s) => s.bytes().map_err(|e| at(format!("memory_budget: {e}")))?,
+                None => soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET,
+            },
         },
         sinks,
         quiet: args.quiet,

@@ -14,7 +14,7 @@ use super::{fail, runtime, InputArgs, Reporter};
 use bytes::Bytes;
 use clap::Args;
 use soif_codecs::{Record, Value};
-use soif_pipeline::transforms::{self, TransformContext};
+use soif_pipeline::transforms;
 use soif_pipeline::{Engine, Error, Sink, SinkError};
 use std::collections::HashMap;
 use std::io::Write;
@@ -95,7 +95,7 @@ pub fn run(args: StatsArgs) -> ExitCode {
     let result = rt.block_on(async {
         let opts = args.input.engine_options(&reporter)?;
         let specs = args.input.specs()?;
-        let ctx = TransformContext::default();
+        let ctx = args.input.transform_context(None);
         let transforms = args
             .transforms
             .iter()

@@ -12,8 +12,8 @@
 use super::{fail, runtime, InputArgs, Reporter, EXIT_OK, EXIT_REJECTED};
 use clap::Args;
 use soif_pipeline::engine::{ErrorPolicy, Observer, Progress};
+use soif_pipeline::transforms;
 use soif_pipeline::transforms::validate::{load_schema, Unknown, Validate};
-use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::{Engine, Error, Summary};
 use std::io::Write;
 use std::path::PathBuf;
@@ -129,10 +129,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             opts.policy = ErrorPolicy::Skip;
         }
         opts.observer = Some(collector.clone());
-        let ctx = TransformContext {
-            schema: Some(args.schema.clone()),
-            ..TransformContext::default()
-        };
+        let ctx = args.input.transform_context(Some(args.schema.clone()));
         let mut chain = args
             .transforms
             .iter()
