@@ -39,7 +39,8 @@ enum Command {
     Stats(cmd::stats::StatsArgs),
     /// Check records against an RDM @SCHEMA; exit 3 when some fail.
     Validate(cmd::validate::ValidateArgs),
-    // `serve` (the RDM server) goes here.
+    /// Serve SQLite catalogs over RDM (GET/POST /rdm/incoming).
+    Serve(cmd::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,5 +50,6 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Stats(args) => cmd::stats::run(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     }
 }

@@ -1,1 +1,53 @@
-//! soif server
+//! soif server: an RDM (W3C NOTE-rdm-960724, *Resource Description Messages*) catalog
+//! server over the SQLite layout of the `sqlite` sink (`docs/sqlite-layout.md`).
+//!
+//! - [`app`]: the HTTP side — `GET /rdm/incoming?type=…` (the note's form parameters) and
+//!   `POST /rdm/incoming` (`application/x-rdm`), one reply per RDM type, streamed
+//!   `rd-response`s, token-checked submissions;
+//! - [`catalog`]: one SQLite catalog — reads (gatherer `all` / `since DATE`, the keyword
+//!   language on an FTS5 index with a `Score`, views, remembered deletions) and
+//!   transactional submissions;
+//! - [`status`]: the HTML 2.0 status documents;
+//! - [`error`]: [`RequestError`], which every failure becomes: an RDM `status-response`
+//!   with `RDM-Error-Message` and a fitting HTTP status.
+//!
+//! Several catalogs can be served at once; a request picks one with the name in its
+//! `Catalog-Service-ID` (`x-catalog://host:port/NAME`), and requests without one go to the
+//! first. `soif serve --db books=books.db --db maps=maps.db` names them explicitly; a
+//! plain `--db catalog.db` is named after its file stem (`catalog`).
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use soif_server::app::{AppState, ServerConfig};
+//! let config = ServerConfig {
+//!     catalogs: vec![("catalog".into(), "catalog.db".into())],
+//!     token: Some("secret".into()),
+//!     ..ServerConfig::default()
+//! };
+//! let state = AppState::open(config)?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! soif_server::app::serve(listener, state, std::future::pending()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ```text
+//! $ curl 'http://127.0.0.1:8080/rdm/incoming?type=rd-request&ql=sample-keyword-ql&scope=netscape&view-hits=10'
+//! @RDMHEADER { -
+//! RDM-Version{3}:<TAB>1.0
+//! RDM-Type{11}:<TAB>rd-response
+//! Catalog-Service-ID{33}:<TAB>x-catalog://127.0.0.1:8080/catalog
+//! }
+//! @DOCUMENT { http://www.netscape.com:80/
+//! …
+//! Score{4}:<TAB>1000
+//! }
+//! ```
+
+pub mod app;
+pub mod catalog;
+pub mod error;
+pub mod status;
+
+pub use app::{router, serve, AppState, ServerConfig};
+pub use catalog::Catalog;
+pub use error::RequestError;

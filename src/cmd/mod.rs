@@ -7,6 +7,7 @@
 
 pub mod convert;
 pub mod run;
+pub mod serve;
 pub mod stats;
 pub mod validate;
 

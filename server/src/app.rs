@@ -1,0 +1,906 @@
+//! The HTTP side: `GET` and `POST /rdm/incoming` (axum), dispatching on the RDM type.
+//!
+//! | request (`RDM-Type`)            | reply                                              |
+//! |---------------------------------|----------------------------------------------------|
+//! | `rd-request`                    | `rd-response`: the RDs (gatherer `all` / `since DATE`, or `sample-keyword-ql` with `Score`), through the view |
+//! | `rd-request-deleted`            | `rd-response`: one RD per remembered deletion (`Last-Modified` = when) |
+//! | `server-description-request`    | `server-description-response`: one `@RDMSERVER`    |
+//! | `schema-description-request`    | `schema-description-response`: `@SCHEMA` (schema-basic `defined ATTR`) |
+//! | `taxonomy-description-request`  | `taxonomy-description-response`: `@TAXONOMY` + `@CLASSIFICATION`s (taxonomy-basic) |
+//! | `status-request`                | `status-response`: an HTML 2.0 document            |
+//! | `rd-response` (POST, token)     | `status-response`: the RDs were stored             |
+//! | `rd-response-deleted` (POST, token) | `status-response`: the RDs were deleted        |
+//!
+//! Every reply is `Content-Type: application/x-rdm` with an `Expires` header. Replies of
+//! known size have a `Content-Length`; an `rd-response` larger than one chunk (64 KiB) is
+//! streamed with chunked transfer encoding as the catalog is read, never held whole. A
+//! failure is a `status-response` whose `@RDMHEADER` has `RDM-Error-Message`, with the
+//! HTTP status of [`RequestError::status`].
+//!
+//! POST bodies are decoded while they arrive (the SOIF decoder over the body stream), are
+//! limited to [`ServerConfig::max_body`] bytes and [`ServerConfig::max_record_size`] per
+//! object, and may also be `application/x-www-form-urlencoded` (the GET parameters).
+//! A submission is written in one transaction once its whole body has been read: a body
+//! that breaks off or holds a bad object writes nothing.
+
+use crate::catalog::{keyword_query, Catalog, Flow, Query, Scope, Submission};
+use crate::error::RequestError;
+use crate::status::{self, CatalogStatus, ServerStatus};
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use bytes::Bytes;
+use futures::StreamExt;
+use soif_codecs::rdm::{
+    Csid, GathererScope, MessageItem, MessageReader, QueryLanguage, RdmDate, RdmHeader, RdmQuery,
+    RdmType, Schema, SchemaScope, ServerDescription, Taxonomy, TaxonomyScope,
+};
+use soif_codecs::soif::{decode_all, encode_record, DecoderOptions, SoifDecoder};
+use soif_codecs::Record;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio_util::codec::FramedRead;
+use tokio_util::io::StreamReader;
+
+/// The RDM content type.
+pub const RDM_CONTENT_TYPE: &str = "application/x-rdm";
+
+/// Where RDM messages go (the note's Request-URI).
+pub const RDM_PATH: &str = "/rdm/incoming";
+
+/// Size of the chunks an `rd-response` is streamed in.
+const CHUNK: usize = 64 << 10;
+
+/// Largest schema or taxonomy file read at start.
+const MAX_DESCRIPTION_FILE: u64 = 64 << 20;
+
+/// Largest form-encoded POST body.
+const MAX_FORM_BODY: usize = 64 << 10;
+
+/// How many sample RDs the server description carries.
+const SAMPLES: usize = 3;
+
+/// How long descriptions may be cached (`SD-Expires`, `Expires`).
+const DESCRIPTION_TTL: Duration = Duration::from_secs(3600);
+
+/// How the server is set up (from `soif serve`'s options).
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// `(name, database)`; the first is the default catalog.
+    pub catalogs: Vec<(String, PathBuf)>,
+    /// The bearer token submissions need; `None` disables submissions.
+    pub token: Option<String>,
+    /// The schema served by schema-description requests (else derived from the tables).
+    pub schema: Option<Schema>,
+    /// The taxonomy served by taxonomy-description requests.
+    pub taxonomy: Option<Taxonomy>,
+    /// Largest request body, in bytes.
+    pub max_body: u64,
+    /// Largest SOIF object in a request body.
+    pub max_record_size: usize,
+    /// `Description` of the server description.
+    pub description: Option<String>,
+    /// `Maintainer` of the server description.
+    pub maintainer: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            catalogs: Vec::new(),
+            token: None,
+            schema: None,
+            taxonomy: None,
+            max_body: 1 << 30,
+            max_record_size: 64 << 20,
+            description: None,
+            maintainer: None,
+        }
+    }
+}
+
+/// Parses a `--db` value: `NAME=PATH`, or a path whose file stem names the catalog.
+pub fn parse_db_spec(spec: &str) -> Result<(String, PathBuf), String> {
+    if let Some((name, path)) = spec.split_once('=') {
+        let name = name.trim();
+        if name.is_empty() || name.contains(['/', '?', '#', ' ']) || path.is_empty() {
+            return Err(format!(
+                "--db {spec:?}: expected NAME=PATH with a NAME without '/', '?', '#' or spaces"
+            ));
+        }
+        return Ok((name.to_string(), PathBuf::from(path)));
+    }
+    let path = PathBuf::from(spec);
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| format!("--db {spec:?}: cannot name a catalog after this path"))?;
+    Ok((name, path))
+}
+
+fn read_bounded(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot open the {what} {shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_DESCRIPTION_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the {what} {shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_DESCRIPTION_FILE {
+        return Err(format!(
+            "the {what} {shown} is larger than {} MiB",
+            MAX_DESCRIPTION_FILE >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Reads a taxonomy file: one `@TAXONOMY`, then `@CLASSIFICATION`s (the note's `{x}` sizes
+/// are read leniently, as written by hand).
+pub fn load_taxonomy(path: &Path) -> Result<Taxonomy, String> {
+    let bytes = read_bounded(path, "taxonomy")?;
+    let shown = path.display().to_string();
+    let opts = DecoderOptions::default().lenient().named(shown.clone());
+    let records = decode_all(&bytes, opts)
+        .into_iter()
+        .collect::<Result<Vec<Record>, _>>()
+        .map_err(|e| format!("the taxonomy {shown} is not valid SOIF: {e}"))?;
+    Taxonomy::from_records(&records).map_err(|e| format!("the taxonomy {shown}: {e}"))
+}
+
+/// Shared by all requests.
+pub struct AppState {
+    catalogs: Vec<Arc<Catalog>>,
+    by_name: HashMap<String, usize>,
+    config: ServerConfig,
+    started: SystemTime,
+    requests: AtomicU64,
+    failed: AtomicU64,
+    submitted: AtomicU64,
+    deleted: AtomicU64,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("catalogs", &self.catalogs)
+            .finish()
+    }
+}
+
+impl AppState {
+    /// Opens every catalog (blocking: call before serving, or on a blocking thread).
+    pub fn open(config: ServerConfig) -> Result<Arc<AppState>, String> {
+        if config.catalogs.is_empty() {
+            return Err("no catalog: give at least one --db".into());
+        }
+        let mut catalogs = Vec::new();
+        let mut by_name = HashMap::new();
+        for (name, path) in &config.catalogs {
+            if by_name.insert(name.clone(), catalogs.len()).is_some() {
+                return Err(format!("two catalogs are named {name:?}"));
+            }
+            let c = Catalog::open(name, path)
+                .map_err(|e| format!("catalog {name} ({}): {e}", path.display()))?;
+            catalogs.push(Arc::new(c));
+        }
+        Ok(Arc::new(AppState {
+            catalogs,
+            by_name,
+            config,
+            started: SystemTime::now(),
+            requests: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            submitted: AtomicU64::new(0),
+            deleted: AtomicU64::new(0),
+        }))
+    }
+
+    fn catalog(&self, header: &RdmHeader) -> Result<Arc<Catalog>, RequestError> {
+        match &header.catalog {
+            None => Ok(self.catalogs[0].clone()),
+            Some(csid) => self
+                .by_name
+                .get(&csid.name)
+                .map(|&i| self.catalogs[i].clone())
+                .ok_or_else(|| RequestError::UnknownCatalog(csid.name.clone())),
+        }
+    }
+}
+
+/// The router: `GET` and `POST` on [`RDM_PATH`].
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route(RDM_PATH, get(get_incoming).post(post_incoming))
+        // The body is limited while it streams (ServerConfig::max_body), not buffered.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(state)
+}
+
+/// Serves until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+// --- responses ---------------------------------------------------------------------------
+
+fn http_date(t: SystemTime) -> String {
+    httpdate::fmt_http_date(t)
+}
+
+fn rdm_response(
+    status: StatusCode,
+    body: Body,
+    expires: SystemTime,
+    length: Option<usize>,
+) -> Response {
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(RDM_CONTENT_TYPE),
+    );
+    if let Ok(v) = HeaderValue::from_str(&http_date(expires)) {
+        h.insert(header::EXPIRES, v);
+    }
+    if let Some(n) = length {
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    }
+    r
+}
+
+/// A complete message: a header then body objects (or raw body bytes).
+fn message(status: StatusCode, head: &RdmHeader, body: &[u8], expires: SystemTime) -> Response {
+    let mut out = Vec::with_capacity(256 + body.len());
+    encode_record(&head.to_record(), &mut out);
+    out.extend_from_slice(body);
+    let n = out.len();
+    rdm_response(status, Body::from(out), expires, Some(n))
+}
+
+fn error_response(state: &AppState, e: &RequestError) -> Response {
+    state.failed.fetch_add(1, Ordering::Relaxed);
+    let head = RdmHeader::new(RdmType::StatusResponse).with_error(e.to_string());
+    let doc = status::message_document("RDM request failed", &e.to_string());
+    let mut r = message(e.status(), &head, doc.as_bytes(), SystemTime::now());
+    if matches!(e, RequestError::Unauthorized(_)) {
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"rdm\""),
+        );
+    }
+    r
+}
+
+fn host_of(headers: &HeaderMap) -> String {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.is_empty())
+        .unwrap_or("localhost")
+        .to_string()
+}
+
+fn csid_for(host: &str, name: &str) -> Csid {
+    Csid::parse(&format!("x-catalog://{host}/{name}"))
+        .unwrap_or_else(|_| Csid::new("localhost", None, name))
+}
+
+// --- GET ---------------------------------------------------------------------------------
+
+async fn get_incoming(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    state.requests.fetch_add(1, Ordering::Relaxed);
+    let result = async {
+        let query = query.ok_or_else(|| {
+            RequestError::Malformed(
+                "GET /rdm/incoming needs form parameters, e.g. ?type=status-request".into(),
+            )
+        })?;
+        let (head, q) = parse_form(query.as_bytes())?;
+        if !head.rdm_type.is_request() {
+            return Err(RequestError::Malformed(format!(
+                "{} is not a request; submissions are POSTed as application/x-rdm",
+                head.rdm_type
+            )));
+        }
+        answer(&state, head, q, &host_of(&headers)).await
+    }
+    .await;
+    result.unwrap_or_else(|e| error_response(&state, &e))
+}
+
+fn parse_form(bytes: &[u8]) -> Result<(RdmHeader, Option<RdmQuery>), RequestError> {
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(bytes).into_owned().collect();
+    Ok(soif_codecs::rdm::request_from_form(
+        pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )?)
+}
+
+// --- POST --------------------------------------------------------------------------------
+
+/// The marker of a body over the limit, carried inside an `io::Error`.
+#[derive(Debug)]
+struct BodyTooLarge;
+impl std::fmt::Display for BodyTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request body too large")
+    }
+}
+impl std::error::Error for BodyTooLarge {}
+
+type BodyFrames = FramedRead<
+    StreamReader<futures::stream::BoxStream<'static, std::io::Result<Bytes>>, Bytes>,
+    SoifDecoder,
+>;
+
+async fn post_incoming(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    state.requests.fetch_add(1, Ordering::Relaxed);
+    post(&state, &headers, body)
+        .await
+        .unwrap_or_else(|e| error_response(&state, &e))
+}
+
+async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Response, RequestError> {
+    let limit = state.config.max_body;
+    if let Some(enc) = headers.get(header::CONTENT_ENCODING) {
+        let enc = enc.to_str().unwrap_or("");
+        if !enc.eq_ignore_ascii_case("identity") {
+            return Err(RequestError::Unsupported(format!(
+                "Content-Encoding {enc:?} is not supported; send the RDM message uncompressed"
+            )));
+        }
+    }
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > limit {
+            return Err(RequestError::TooLarge { limit });
+        }
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    let host = host_of(headers);
+    if content_type.as_deref() == Some("application/x-www-form-urlencoded") {
+        let bytes = axum::body::to_bytes(body, MAX_FORM_BODY)
+            .await
+            .map_err(|e| RequestError::Malformed(format!("reading the form body: {e}")))?;
+        let (head, q) = parse_form(&bytes)?;
+        if !head.rdm_type.is_request() {
+            return Err(RequestError::Malformed(format!(
+                "{} cannot be sent as a form; POST it as application/x-rdm",
+                head.rdm_type
+            )));
+        }
+        return answer(state, head, q, &host).await;
+    }
+    if let Some(ct) = content_type.as_deref() {
+        if ct != RDM_CONTENT_TYPE {
+            return Err(RequestError::Malformed(format!(
+                "Content-Type {ct:?}: RDM messages are {RDM_CONTENT_TYPE}"
+            )));
+        }
+    }
+    let mut seen = 0u64;
+    let stream = body
+        .into_data_stream()
+        .map(move |chunk| match chunk {
+            Ok(b) => {
+                seen += b.len() as u64;
+                if seen > limit {
+                    Err(std::io::Error::other(BodyTooLarge))
+                } else {
+                    Ok(b)
+                }
+            }
+            Err(e) => Err(std::io::Error::other(e)),
+        })
+        .boxed();
+    let mut opts = DecoderOptions::with_max_record_size(state.config.max_record_size);
+    opts.input = Some(Arc::from("request body"));
+    let mut frames: BodyFrames =
+        FramedRead::with_capacity(StreamReader::new(stream), SoifDecoder::new(opts), 64 << 10);
+    let mut reader = MessageReader::new();
+    let first = next_record(&mut frames, limit).await?.ok_or_else(|| {
+        RequestError::Malformed("the body is empty: an RDM message starts with @RDMHEADER".into())
+    })?;
+    let head = match reader.push(first)? {
+        MessageItem::Header(h) => h,
+        _ => {
+            return Err(RequestError::Internal(
+                "the first object was not read as a header".into(),
+            ))
+        }
+    };
+    match head.rdm_type {
+        RdmType::RdResponse | RdmType::RdResponseDeleted => {
+            submit(state, headers, head, reader, frames, limit).await
+        }
+        t if t.is_request() => {
+            let mut query = None;
+            while let Some(record) = next_record(&mut frames, limit).await? {
+                if let MessageItem::Query(q) = reader.push(record)? {
+                    query = Some(q);
+                }
+            }
+            reader.finish()?;
+            answer(state, head, query, &host).await
+        }
+        other => Err(RequestError::Unsupported(format!(
+            "this server does not accept {other} messages (it takes requests, rd-response \
+             and rd-response-deleted)"
+        ))),
+    }
+}
+
+async fn next_record(frames: &mut BodyFrames, limit: u64) -> Result<Option<Record>, RequestError> {
+    match frames.next().await {
+        None => Ok(None),
+        Some(Ok(Ok(record))) => Ok(Some(record)),
+        Some(Ok(Err(e))) => Err(RequestError::Malformed(e.to_string())),
+        Some(Err(e)) => {
+            if e.get_ref().is_some_and(|x| x.is::<BodyTooLarge>()) {
+                Err(RequestError::TooLarge { limit })
+            } else {
+                Err(RequestError::Malformed(format!(
+                    "reading the request body: {e}"
+                )))
+            }
+        }
+    }
+}
+
+fn check_token(state: &AppState, headers: &HeaderMap) -> Result<(), RequestError> {
+    let Some(expected) = &state.config.token else {
+        return Err(RequestError::SubmissionsDisabled);
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| {
+            RequestError::Unauthorized(
+                "submissions need an Authorization: Bearer <token> header".into(),
+            )
+        })?
+        .as_bytes();
+    let token = given
+        .strip_prefix(b"Bearer ")
+        .or_else(|| given.strip_prefix(b"bearer "))
+        .ok_or_else(|| {
+            RequestError::Unauthorized("the Authorization header is not `Bearer <token>`".into())
+        })?;
+    // Compared in time independent of where the first difference is.
+    let expected = expected.as_bytes();
+    let mut diff = u8::from(token.len() != expected.len());
+    for (i, &b) in expected.iter().enumerate() {
+        diff |= b ^ token.get(i).copied().unwrap_or(0);
+    }
+    if diff != 0 {
+        return Err(RequestError::Unauthorized("wrong token".into()));
+    }
+    Ok(())
+}
+
+enum Msg {
+    Rd(Record),
+    Fail(RequestError),
+    End,
+}
+
+async fn submit(
+    state: &AppState,
+    headers: &HeaderMap,
+    head: RdmHeader,
+    mut reader: MessageReader,
+    mut frames: BodyFrames,
+    limit: u64,
+) -> Result<Response, RequestError> {
+    // Before reading any RD: a refused submission reads and writes nothing more.
+    check_token(state, headers)?;
+    let catalog = state.catalog(&head)?;
+    let kind = if head.rdm_type == RdmType::RdResponseDeleted {
+        Submission::Delete
+    } else {
+        Submission::Upsert
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Msg>(64);
+    let writer = {
+        let catalog = catalog.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut ended = false;
+            catalog.submit(kind, &mut || {
+                if ended {
+                    return None;
+                }
+                match rx.blocking_recv() {
+                    Some(Msg::Rd(r)) => Some(Ok(r)),
+                    Some(Msg::Fail(e)) => Some(Err(e)),
+                    Some(Msg::End) => {
+                        ended = true;
+                        None
+                    }
+                    // The request went away before its end: write nothing.
+                    None => Some(Err(RequestError::Malformed(
+                        "the request body ended early".into(),
+                    ))),
+                }
+            })
+        })
+    };
+    loop {
+        let msg = match next_record(&mut frames, limit).await {
+            Ok(None) => match reader.finish() {
+                Ok(_) => Msg::End,
+                Err(e) => Msg::Fail(e.into()),
+            },
+            Ok(Some(record)) => match reader.push(record) {
+                Ok(MessageItem::Rd(rd)) => Msg::Rd(rd),
+                // "Schema Description (optional)": accepted; the layout keeps its own.
+                Ok(_) => continue,
+                Err(e) => Msg::Fail(e.into()),
+            },
+            Err(e) => Msg::Fail(e),
+        };
+        let last = !matches!(msg, Msg::Rd(_));
+        // A closed channel means the writer stopped on an error, which it returns below.
+        if tx.send(msg).await.is_err() || last {
+            break;
+        }
+    }
+    drop(tx);
+    let counts = writer
+        .await
+        .map_err(|e| RequestError::Internal(format!("the catalog writer failed: {e}")))??;
+    state
+        .submitted
+        .fetch_add(counts.upserted, Ordering::Relaxed);
+    state.deleted.fetch_add(counts.deleted, Ordering::Relaxed);
+    let text = match kind {
+        Submission::Upsert => format!("{} RDs stored in {}", counts.upserted, catalog.name()),
+        Submission::Delete => format!("{} RDs deleted from {}", counts.deleted, catalog.name()),
+    };
+    let mut reply = RdmHeader::new(RdmType::StatusResponse);
+    reply.catalog = Some(csid_for(&host_of(headers), catalog.name()));
+    reply.response_interpret = Some(text.clone());
+    let doc = status::message_document("RDM submission accepted", &text);
+    Ok(message(
+        StatusCode::OK,
+        &reply,
+        doc.as_bytes(),
+        SystemTime::now(),
+    ))
+}
+
+// --- requests ----------------------------------------------------------------------------
+
+async fn answer(
+    state: &AppState,
+    head: RdmHeader,
+    query: Option<RdmQuery>,
+    host: &str,
+) -> Result<Response, RequestError> {
+    if !head.version.starts_with("1.") && head.version != "1" {
+        return Err(RequestError::Unsupported(format!(
+            "RDM-Version {} (this server speaks 1.0)",
+            head.version
+        )));
+    }
+    if let (Some(ql), Some(expected)) = (&head.query_language, head.rdm_type.query_language()) {
+        let keyword_ok = matches!(
+            head.rdm_type,
+            RdmType::RdRequest | RdmType::RdRequestDeleted
+        ) && *ql == QueryLanguage::SampleKeyword;
+        if *ql != expected && !keyword_ok {
+            return Err(RequestError::Unsupported(format!(
+                "query language {ql} for {} (this server accepts {expected}{})",
+                head.rdm_type,
+                if head.rdm_type == RdmType::RdRequest {
+                    " or sample-keyword-ql"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    let catalog = state.catalog(&head)?;
+    let csid = csid_for(host, catalog.name());
+    let scope = query.as_ref().and_then(|q| q.scope.clone());
+    let later = SystemTime::now() + DESCRIPTION_TTL;
+    match head.rdm_type {
+        RdmType::StatusRequest => {
+            let doc = status::status_document(&server_status(state, host).await?);
+            let mut reply = RdmHeader::new(RdmType::StatusResponse);
+            reply.catalog = Some(csid);
+            Ok(message(
+                StatusCode::OK,
+                &reply,
+                doc.as_bytes(),
+                SystemTime::now(),
+            ))
+        }
+        RdmType::ServerDescriptionRequest => {
+            let sd = server_description(state, &catalog, host).await?;
+            let mut body = Vec::new();
+            encode_record(&sd.to_record(), &mut body);
+            let reply = RdmHeader::new(RdmType::ServerDescriptionResponse).with_catalog(csid);
+            Ok(message(StatusCode::OK, &reply, &body, later))
+        }
+        RdmType::SchemaDescriptionRequest => {
+            let scope = SchemaScope::parse(scope.as_deref().unwrap_or("defined SOIF-Attribute"))?;
+            let schema = match &state.config.schema {
+                Some(s) => s.clone(),
+                None => {
+                    let c = catalog.clone();
+                    let started = RdmDate::from_system_time(state.started);
+                    blocking(move || c.layout_schema(started)).await?
+                }
+            };
+            let mut selected = schema.select(&scope)?;
+            if let Some(v) = query.as_ref().and_then(|q| q.view.attributes.as_ref()) {
+                selected.project(v);
+            }
+            let mut body = Vec::new();
+            encode_record(&selected.to_record(), &mut body);
+            let reply = RdmHeader::new(RdmType::SchemaDescriptionResponse).with_catalog(csid);
+            Ok(message(StatusCode::OK, &reply, &body, later))
+        }
+        RdmType::TaxonomyDescriptionRequest => {
+            let taxonomy = state.config.taxonomy.as_ref().ok_or_else(|| {
+                RequestError::Unsupported(
+                    "this server has no taxonomy (start it with --taxonomy FILE)".into(),
+                )
+            })?;
+            let scope = TaxonomyScope::parse(scope.as_deref().unwrap_or("descendant ROOT"))?;
+            let picked = taxonomy.select(&scope)?;
+            let mut body = Vec::new();
+            encode_record(&taxonomy.info().to_record(), &mut body);
+            for c in picked {
+                encode_record(&c.to_record(), &mut body);
+            }
+            let reply = RdmHeader::new(RdmType::TaxonomyDescriptionResponse).with_catalog(csid);
+            Ok(message(StatusCode::OK, &reply, &body, later))
+        }
+        RdmType::RdRequest | RdmType::RdRequestDeleted => {
+            let q = query.unwrap_or_default();
+            let keyword = head.query_language == Some(QueryLanguage::SampleKeyword);
+            let scope = match (&q.scope, keyword) {
+                (Some(s), true) => Scope::Keywords(keyword_query(s)?),
+                (None, true) => {
+                    return Err(RequestError::Malformed(
+                        "sample-keyword-ql needs a Scope (the words to look for)".into(),
+                    ))
+                }
+                (None, false) => Scope::All,
+                (Some(s), false) => match GathererScope::parse(s)? {
+                    GathererScope::All => Scope::All,
+                    GathererScope::Since(d) => Scope::Since(d.unix_seconds()),
+                },
+            };
+            let deleted = head.rdm_type == RdmType::RdRequestDeleted;
+            if deleted && keyword {
+                return Err(RequestError::Unsupported(
+                    "rd-request-deleted takes the gatherer query language (all, since DATE)".into(),
+                ));
+            }
+            let query = Query {
+                scope,
+                deleted,
+                view: q.view,
+            };
+            let reply = RdmHeader::new(RdmType::RdResponse).with_catalog(csid);
+            stream_rds(catalog, query, reply).await
+        }
+        other => Err(RequestError::Malformed(format!(
+            "{other} is not a request this server answers"
+        ))),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, RequestError> + Send + 'static,
+) -> Result<T, RequestError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| RequestError::Internal(format!("a catalog task failed: {e}")))?
+}
+
+enum Chunk {
+    More(Bytes),
+    Last(Bytes),
+    Failed(RequestError),
+}
+
+/// Streams an `rd-response`: a blocking task reads the catalog and sends 64 KiB chunks
+/// through a small channel (so a slow client slows the reading, nothing piles up). A
+/// failure before the first chunk is an ordinary error reply; after it, the chunked body
+/// is cut off, which the client sees as an incomplete response.
+async fn stream_rds(
+    catalog: Arc<Catalog>,
+    query: Query,
+    reply: RdmHeader,
+) -> Result<Response, RequestError> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(4);
+    tokio::task::spawn_blocking(move || {
+        let mut buf = Vec::with_capacity(CHUNK + 4096);
+        encode_record(&reply.to_record(), &mut buf);
+        let result = catalog.query(&query, &mut |record| {
+            encode_record(&record, &mut buf);
+            if buf.len() >= CHUNK {
+                let chunk = Bytes::from(std::mem::replace(
+                    &mut buf,
+                    Vec::with_capacity(CHUNK + 4096),
+                ));
+                if tx.blocking_send(Chunk::More(chunk)).is_err() {
+                    // The client went away.
+                    return Ok(Flow::Stop);
+                }
+            }
+            Ok(Flow::Continue)
+        });
+        let last = match result {
+            Ok(_) => Chunk::Last(Bytes::from(buf)),
+            Err(e) => Chunk::Failed(e),
+        };
+        let _ = tx.blocking_send(last);
+    });
+    let expires = SystemTime::now();
+    match rx.recv().await {
+        None => Err(RequestError::Internal("the catalog reader stopped".into())),
+        Some(Chunk::Failed(e)) => Err(e),
+        Some(Chunk::Last(all)) => {
+            let n = all.len();
+            Ok(rdm_response(
+                StatusCode::OK,
+                Body::from(all),
+                expires,
+                Some(n),
+            ))
+        }
+        Some(Chunk::More(first)) => {
+            let rest = futures::stream::unfold((rx, false), |(mut rx, done)| async move {
+                if done {
+                    return None;
+                }
+                match rx.recv().await {
+                    Some(Chunk::More(b)) => Some((Ok(b), (rx, false))),
+                    Some(Chunk::Last(b)) => Some((Ok(b), (rx, true))),
+                    Some(Chunk::Failed(e)) => Some((Err(std::io::Error::other(e)), (rx, true))),
+                    None => Some((
+                        Err(std::io::Error::other("the catalog reader stopped")),
+                        (rx, true),
+                    )),
+                }
+            });
+            let body =
+                futures::stream::once(async move { Ok::<_, std::io::Error>(first) }).chain(rest);
+            Ok(rdm_response(
+                StatusCode::OK,
+                Body::from_stream(body),
+                expires,
+                None,
+            ))
+        }
+    }
+}
+
+async fn server_status(state: &AppState, host: &str) -> Result<ServerStatus, RequestError> {
+    let mut catalogs = Vec::new();
+    for (i, c) in state.catalogs.iter().enumerate() {
+        let cat = c.clone();
+        let tables = blocking(move || cat.tables()).await?;
+        catalogs.push(CatalogStatus {
+            csid: csid_for(host, c.name()).to_string(),
+            default: i == 0,
+            templates: tables
+                .into_iter()
+                .map(|t| (String::from_utf8_lossy(&t.template).into_owned(), t.table))
+                .collect(),
+        });
+    }
+    Ok(ServerStatus {
+        version: env!("CARGO_PKG_VERSION"),
+        started: http_date(state.started),
+        uptime_seconds: state.started.elapsed().map(|d| d.as_secs()).unwrap_or(0),
+        requests: state.requests.load(Ordering::Relaxed),
+        failed_requests: state.failed.load(Ordering::Relaxed),
+        records_submitted: state.submitted.load(Ordering::Relaxed),
+        records_deleted: state.deleted.load(Ordering::Relaxed),
+        catalogs,
+        schema: state.config.schema.is_some(),
+        taxonomy: state.config.taxonomy.as_ref().map(|t| t.info().id.clone()),
+    })
+}
+
+/// The types this server answers or accepts.
+pub fn supported_types(has_taxonomy: bool) -> Vec<RdmType> {
+    let mut v = vec![
+        RdmType::RdRequest,
+        RdmType::RdRequestDeleted,
+        RdmType::RdResponse,
+        RdmType::RdResponseDeleted,
+        RdmType::ServerDescriptionRequest,
+        RdmType::SchemaDescriptionRequest,
+    ];
+    if has_taxonomy {
+        v.push(RdmType::TaxonomyDescriptionRequest);
+    }
+    v.push(RdmType::StatusRequest);
+    v
+}
+
+async fn server_description(
+    state: &AppState,
+    catalog: &Arc<Catalog>,
+    host: &str,
+) -> Result<ServerDescription, RequestError> {
+    let has_taxonomy = state.config.taxonomy.is_some();
+    let mut languages = vec![
+        QueryLanguage::Gatherer,
+        QueryLanguage::SampleKeyword,
+        QueryLanguage::SchemaBasic,
+    ];
+    if has_taxonomy {
+        languages.push(QueryLanguage::TaxonomyBasic);
+    }
+    let mut sd = ServerDescription::new(
+        supported_types(has_taxonomy),
+        languages,
+        RdmDate::from_system_time(state.started),
+        RdmDate::from_system_time(SystemTime::now() + DESCRIPTION_TTL),
+    );
+    sd.url = Some(csid_for(host, catalog.name()).to_string());
+    sd.supported_catalogs = state
+        .catalogs
+        .iter()
+        .map(|c| csid_for(host, c.name()))
+        .collect();
+    sd.description = Some(state.config.description.clone().unwrap_or_else(|| {
+        format!(
+            "soif catalog {} (Harvest/RDM resource descriptions)",
+            catalog.name()
+        )
+    }));
+    sd.maintainer = state.config.maintainer.clone();
+    let c = catalog.clone();
+    let samples = blocking(move || c.samples(SAMPLES)).await?;
+    for (i, rd) in samples.iter().enumerate() {
+        let mut soif = Vec::new();
+        encode_record(rd, &mut soif);
+        sd.samples.push(soif_codecs::Attribute::new(
+            format!("RD-Sample-{}", i + 1),
+            Bytes::from(soif),
+        ));
+    }
+    Ok(sd)
+}

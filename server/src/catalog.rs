@@ -1,0 +1,922 @@
+//! One catalog: a SQLite database in the layout of the `sqlite` sink
+//! (`docs/sqlite-layout.md`), read for `rd-request` / `rd-request-deleted` and written for
+//! submissions.
+//!
+//! Everything here is blocking (rusqlite); the HTTP handlers call it on blocking threads.
+//!
+//! # Reading
+//!
+//! [`Catalog::query`] produces the result set of a request record by record, without
+//! holding it: a scan of every template's table for the gatherer scopes `all` and `since
+//! DATE`, a full-text search for the keyword language, or `soif_deletions` for
+//! `rd-request-deleted`. Each candidate then goes through the view: `View-Order` sorts with
+//! the `order` transform (which spills to disk beyond [`ORDER_BUDGET`]), `View-Hits` skips
+//! and counts (and ends the scan early when there is no order), `View-Attributes` keeps the
+//! named attributes (`URL` keeps the URL, as the `select` transform does). A read runs in
+//! one SQLite read transaction, so it sees one consistent snapshot even while a loader or
+//! a submission writes.
+//!
+//! `since DATE` compares the latest of `Last-Modification-Time`, `Last-Modified` and
+//! `Update-Time` (Unix seconds or HTTP dates, as Harvest and RDM wrote them) with DATE; a
+//! record is returned when it was modified at or after DATE. Records without a readable
+//! date are left out. For `rd-request-deleted` the date is the time of the deletion.
+//!
+//! # The keyword language and its index
+//!
+//! The note's "toy sample-keyword-ql" is served by SQLite FTS5: the scope is a list of
+//! words, every one of which must occur in the record (its URL or any value); `OR` between
+//! two words accepts either. Each word is matched as an FTS5 string (prefix-free, case-
+//! and diacritic-insensitive `unicode61` tokens), so no input is FTS5 syntax. Hits come in
+//! the order of FTS5's `bm25` rank, best first, each with a `Score` attribute: 1000 for the
+//! best hit and the others in proportion to their rank (so `View-Order: -Score` is the
+//! default order, and `Score` can be selected and sorted like any attribute).
+//!
+//! The index lives in the same database, in two tables the server owns (the `soif_` prefix
+//! keeps them apart from record tables): `soif_fts_keys(id INTEGER PRIMARY KEY, template,
+//! url, UNIQUE(template, url))` and the FTS5 table `soif_fts(body)` whose rowid is
+//! `soif_fts_keys.id`. Submissions update it in the transaction that writes the records.
+//! Loaders (`soif convert --to sqlite`) do not know about it; every loader run is recorded
+//! in `soif_runs`, so the server keeps a summary of `soif_runs` as of its last full index
+//! build in `soif_meta` (key `fts_runs`) and rebuilds the index before a keyword query when
+//! the summary has changed. Runs loaded while the server was down are thus picked up by
+//! the first keyword query.
+//!
+//! # Writing
+//!
+//! [`Catalog::submit`] applies one `rd-response` (upserts) or `rd-response-deleted`
+//! (deletions) through [`SqliteStore`] exactly as the `sqlite` sink does — a record
+//! replaces its row, a deletion is remembered in `soif_deletions` with its time — in one
+//! transaction: a submission is applied whole or not at all.
+
+use crate::error::RequestError;
+use bytes::Bytes;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params, Connection, OptionalExtension};
+use soif_codecs::rdm::{DataType, RdmDate, Schema, SchemaEntry, View};
+use soif_codecs::{Action, Record};
+use soif_pipeline::transforms::scope::Since;
+use soif_pipeline::transforms::view::{Order, Select};
+use soif_pipeline::{Emit, Transform};
+use soif_sinks::sqlite::{SqliteStore, StoreError, TableInfo};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Memory a `View-Order` may use per request before it sorts on disk.
+pub const ORDER_BUDGET: usize = 16 << 20;
+
+/// Idle read connections kept per catalog.
+const MAX_IDLE_READERS: usize = 8;
+
+/// The `soif_meta` key holding the `soif_runs` summary of the last index build.
+const FTS_RUNS_KEY: &str = "fts_runs";
+
+const CREATE_FTS: &str = "
+CREATE TABLE IF NOT EXISTS soif_fts_keys (
+    id INTEGER PRIMARY KEY,
+    template TEXT NOT NULL,
+    url TEXT NOT NULL,
+    UNIQUE (template, url)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS soif_fts USING fts5(body, tokenize = 'unicode61');
+";
+
+/// What a request selects, before the view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Gatherer `all`.
+    All,
+    /// Gatherer `since DATE`, in Unix seconds: modified at or after.
+    Since(i64),
+    /// The keyword language: the FTS5 query built by [`keyword_query`].
+    Keywords(String),
+}
+
+/// One read request.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub scope: Scope,
+    /// `rd-request-deleted`: read the remembered deletions instead of the records.
+    pub deleted: bool,
+    pub view: View,
+}
+
+/// Whether the consumer of [`Catalog::query`] wants more records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// Which kind of submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submission {
+    /// `rd-response`: each RD replaces its row (an RD inside `@DELETE { }` deletes).
+    Upsert,
+    /// `rd-response-deleted`: each RD's row is deleted and the deletion remembered.
+    Delete,
+}
+
+/// What a submission did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SubmitCounts {
+    pub upserted: u64,
+    pub deleted: u64,
+}
+
+/// Turns the keyword scope (`netscape`, `harvest OR gatherer`) into an FTS5 query in which
+/// every word is a quoted string, so that nothing a client sends is FTS5 syntax.
+pub fn keyword_query(scope: &str) -> Result<String, RequestError> {
+    let words: Vec<&str> = scope.split_whitespace().collect();
+    let mut out = String::new();
+    for (i, w) in words.iter().enumerate() {
+        if *w == "OR" && i > 0 && i + 1 < words.len() && words[i - 1] != "OR" {
+            out.push_str(" OR ");
+            continue;
+        }
+        if !out.is_empty() && !out.ends_with(" OR ") {
+            out.push(' ');
+        }
+        out.push('"');
+        out.push_str(&w.replace('"', "\"\""));
+        out.push('"');
+    }
+    if out.is_empty() {
+        return Err(RequestError::Malformed(
+            "the sample-keyword-ql scope has no words (expected e.g. `Scope: netscape`)".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// A catalog: its name (the last part of its `x-catalog://host:port/name`) and database.
+pub struct Catalog {
+    name: String,
+    path: PathBuf,
+    writer: Mutex<SqliteStore>,
+    readers: Mutex<Vec<SqliteStore>>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn store_err(e: StoreError) -> RequestError {
+    RequestError::Internal(e.to_string())
+}
+
+fn sql_err<'a>(path: &'a Path, context: &str) -> impl Fn(rusqlite::Error) -> RequestError + 'a {
+    let context = context.to_string();
+    move |e| RequestError::Internal(format!("sqlite {}: {context}: {e}", path.display()))
+}
+
+fn key_param(b: &[u8]) -> ToSqlOutput<'_> {
+    match std::str::from_utf8(b) {
+        Ok(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+        Err(_) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+    }
+}
+
+fn bytes_of(v: ValueRef<'_>) -> Bytes {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => Bytes::copy_from_slice(t),
+        ValueRef::Integer(i) => Bytes::from(i.to_string()),
+        ValueRef::Real(f) => Bytes::from(f.to_string()),
+        ValueRef::Null => Bytes::new(),
+    }
+}
+
+/// The text indexed for a record: its URL and every value, lossily decoded.
+fn index_body(record: &Record) -> String {
+    let mut body = String::from_utf8_lossy(&record.url).into_owned();
+    for a in &record.attributes {
+        for leaf in a.value.leaves() {
+            body.push('\n');
+            body.push_str(&String::from_utf8_lossy(leaf));
+        }
+    }
+    body
+}
+
+fn fts_remove(conn: &Connection, template: &[u8], url: &[u8]) -> rusqlite::Result<()> {
+    let id: Option<i64> = conn
+        .prepare_cached("SELECT id FROM soif_fts_keys WHERE template = ?1 AND url = ?2")?
+        .query_row(params![key_param(template), key_param(url)], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = id {
+        conn.prepare_cached("DELETE FROM soif_fts WHERE rowid = ?1")?
+            .execute([id])?;
+        conn.prepare_cached("DELETE FROM soif_fts_keys WHERE id = ?1")?
+            .execute([id])?;
+    }
+    Ok(())
+}
+
+fn fts_insert(conn: &Connection, record: &Record) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO soif_fts_keys (template, url) VALUES (?1, ?2)")?
+        .execute(params![key_param(&record.template), key_param(&record.url)])?;
+    let id = conn.last_insert_rowid();
+    conn.prepare_cached("INSERT INTO soif_fts (rowid, body) VALUES (?1, ?2)")?
+        .execute(params![id, index_body(record)])?;
+    Ok(())
+}
+
+/// A summary of `soif_runs` that changes whenever a loader commits.
+fn runs_summary(conn: &Connection) -> rusqlite::Result<String> {
+    conn.query_row(
+        "SELECT count(*) || ':' || coalesce(max(id), 0) || ':' || coalesce(sum(records), 0)
+                || ':' || coalesce(sum(upserted), 0) || ':' || coalesce(sum(deleted), 0)
+                || ':' || coalesce(sum(status = 'running'), 0)
+         FROM soif_runs",
+        [],
+        |r| r.get(0),
+    )
+}
+
+fn indexed_summary(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM soif_meta WHERE key = ?1",
+        [FTS_RUNS_KEY],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// A read connection borrowed from the pool, in a read transaction; returned on drop.
+struct Reader<'a> {
+    catalog: &'a Catalog,
+    store: Option<SqliteStore>,
+}
+
+impl Reader<'_> {
+    fn store(&self) -> &SqliteStore {
+        // Only `drop` takes the store out.
+        self.store
+            .as_ref()
+            .expect("reader store present until drop")
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(store) = self.store.take() {
+            // Ends the snapshot; a failing COMMIT of a read transaction leaves nothing to undo.
+            if !store.connection().is_autocommit() {
+                let _ = store.connection().execute_batch("COMMIT");
+            }
+            if let Ok(mut idle) = self.catalog.readers.lock() {
+                if idle.len() < MAX_IDLE_READERS {
+                    idle.push(store);
+                }
+            }
+        }
+    }
+}
+
+/// Sends records through `View-Hits` and `View-Attributes` to the consumer; also the
+/// [`Emit`] the `order` transform writes its sorted output into.
+struct Tail<'a> {
+    skip: u64,
+    take: Option<u64>,
+    seen: u64,
+    select: Option<Select>,
+    out: &'a mut dyn FnMut(Record) -> Result<Flow, RequestError>,
+    emitted: u64,
+    stopped: bool,
+    error: Option<RequestError>,
+}
+
+impl Tail<'_> {
+    fn push(&mut self, record: Record) -> Result<Flow, RequestError> {
+        if self.stopped {
+            return Ok(Flow::Stop);
+        }
+        self.seen += 1;
+        if self.seen <= self.skip {
+            return Ok(Flow::Continue);
+        }
+        if self.take.is_some_and(|t| self.emitted >= t) {
+            self.stopped = true;
+            return Ok(Flow::Stop);
+        }
+        let record = match &self.select {
+            Some(s) => s.select(record),
+            None => record,
+        };
+        self.emitted += 1;
+        let flow = (self.out)(record)?;
+        if flow == Flow::Stop || self.take.is_some_and(|t| self.emitted >= t) {
+            self.stopped = true;
+            return Ok(Flow::Stop);
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+impl Emit for Tail<'_> {
+    fn emit(&mut self, record: Record) -> Result<(), soif_pipeline::Error> {
+        match self.push(record) {
+            Ok(Flow::Continue) => Ok(()),
+            // Ends the order transform's merge: nothing more is wanted.
+            Ok(Flow::Stop) => Err(soif_pipeline::Error::Fatal("enough hits".into())),
+            Err(e) => {
+                let message = e.to_string();
+                self.error = Some(e);
+                Err(soif_pipeline::Error::Fatal(message))
+            }
+        }
+    }
+    fn reject(&mut self, _record: Record, _reason: String) -> Result<(), soif_pipeline::Error> {
+        Ok(())
+    }
+    fn warn(&mut self, _message: String) {}
+}
+
+impl Catalog {
+    /// Opens (or creates) the catalog's database and makes sure the keyword index exists
+    /// and is current.
+    pub fn open(name: &str, path: &Path) -> Result<Catalog, RequestError> {
+        let writer = SqliteStore::open(path).map_err(store_err)?;
+        writer
+            .connection()
+            .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_FTS} COMMIT;"))
+            .map_err(sql_err(path, "creating the keyword index tables"))?;
+        let catalog = Catalog {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+        };
+        catalog.ensure_index()?;
+        Ok(catalog)
+    }
+
+    /// The catalog's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The database path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn reader(&self) -> Result<Reader<'_>, RequestError> {
+        let idle = self.readers.lock().ok().and_then(|mut v| v.pop());
+        let mut store = match idle {
+            Some(s) => s,
+            None => SqliteStore::open(&self.path).map_err(store_err)?,
+        };
+        store.refresh().map_err(store_err)?;
+        store
+            .connection()
+            .execute_batch("BEGIN")
+            .map_err(sql_err(&self.path, "BEGIN"))?;
+        Ok(Reader {
+            catalog: self,
+            store: Some(store),
+        })
+    }
+
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, SqliteStore>, RequestError> {
+        self.writer
+            .lock()
+            .map_err(|_| RequestError::Internal("the catalog writer failed earlier".into()))
+    }
+
+    /// The templates with a table, and their tables, in table-name order.
+    pub fn tables(&self) -> Result<Vec<TableInfo>, RequestError> {
+        Ok(self.reader()?.store().tables())
+    }
+
+    /// Rebuilds the keyword index when a loader has written since it was last built.
+    pub fn ensure_index(&self) -> Result<(), RequestError> {
+        {
+            let reader = self.reader()?;
+            let conn = reader.store().connection();
+            let now = runs_summary(conn).map_err(sql_err(&self.path, "reading soif_runs"))?;
+            let built = indexed_summary(conn).map_err(sql_err(&self.path, "reading soif_meta"))?;
+            if built.as_deref() == Some(now.as_str()) {
+                return Ok(());
+            }
+        }
+        let mut writer = self.writer()?;
+        writer.begin().map_err(store_err)?;
+        let result = self.rebuild_index(&writer);
+        match result {
+            Ok(()) => writer.commit().map_err(store_err),
+            Err(e) => {
+                let _ = writer.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    fn rebuild_index(&self, writer: &SqliteStore) -> Result<(), RequestError> {
+        let conn = writer.connection();
+        let err = |c: &str| sql_err(&self.path, c);
+        // Under the write lock: no loader commits while we read the summary and the rows.
+        let summary = runs_summary(conn).map_err(err("reading soif_runs"))?;
+        if indexed_summary(conn)
+            .map_err(err("reading soif_meta"))?
+            .as_deref()
+            == Some(&summary)
+        {
+            return Ok(());
+        }
+        conn.execute_batch("DELETE FROM soif_fts; DELETE FROM soif_fts_keys;")
+            .map_err(err("clearing the keyword index"))?;
+        for table in writer.tables() {
+            let mut st = conn
+                .prepare(&table.select_sql())
+                .map_err(err("reading for the keyword index"))?;
+            let mut rows = st.query([]).map_err(err("reading for the keyword index"))?;
+            while let Some(row) = rows.next().map_err(err("reading for the keyword index"))? {
+                let record = table
+                    .record_from_row(row)
+                    .map_err(err("reading for the keyword index"))?;
+                fts_insert(conn, &record).map_err(err("writing the keyword index"))?;
+            }
+        }
+        conn.execute(
+            "INSERT OR REPLACE INTO soif_meta (key, value) VALUES (?1, ?2)",
+            params![FTS_RUNS_KEY, summary],
+        )
+        .map_err(err("writing soif_meta"))?;
+        Ok(())
+    }
+
+    /// Runs a read request: every record of the result set, after the view, goes to `out`
+    /// (which returns [`Flow::Stop`] when it wants no more, e.g. the client went away).
+    /// Returns how many records were passed on.
+    pub fn query(
+        &self,
+        q: &Query,
+        out: &mut dyn FnMut(Record) -> Result<Flow, RequestError>,
+    ) -> Result<u64, RequestError> {
+        if matches!(q.scope, Scope::Keywords(_)) {
+            self.ensure_index()?;
+        }
+        let (skip, take) = match q.view.hits {
+            Some(h) => (h.skip(), Some(h.take())),
+            None => (0, None),
+        };
+        let select = q.view.attributes.as_ref().map(|a| {
+            let names: Vec<&str> = a.names().iter().map(String::as_str).collect();
+            Select::new(&names)
+        });
+        let mut order = match &q.view.order {
+            Some(o) => Some(
+                Order::parse(&o.to_string(), &HashMap::new(), ORDER_BUDGET, None)
+                    .map_err(|e| RequestError::Malformed(format!("View-Order: {e}")))?,
+            ),
+            None => None,
+        };
+        let mut tail = Tail {
+            skip,
+            take,
+            seen: 0,
+            select,
+            out,
+            emitted: 0,
+            stopped: take == Some(0),
+            error: None,
+        };
+        let reader = self.reader()?;
+        let scan = !(order.is_none() && take == Some(0));
+        {
+            let mut feed = |record: Record| -> Result<Flow, RequestError> {
+                match &mut order {
+                    Some(o) => {
+                        o.apply(record, &mut tail).map_err(|e| {
+                            RequestError::Internal(format!("sorting for View-Order: {e}"))
+                        })?;
+                        Ok(Flow::Continue)
+                    }
+                    None => tail.push(record),
+                }
+            };
+            if scan {
+                self.candidates(&reader, q, &mut feed)?;
+            }
+        }
+        if let Some(mut o) = order {
+            if let Err(e) = o.finish(&mut tail) {
+                if let Some(err) = tail.error.take() {
+                    return Err(err);
+                }
+                if !tail.stopped {
+                    return Err(RequestError::Internal(format!(
+                        "sorting for View-Order: {e}"
+                    )));
+                }
+            }
+        }
+        Ok(tail.emitted)
+    }
+
+    /// Produces the result set before the view.
+    fn candidates(
+        &self,
+        reader: &Reader<'_>,
+        q: &Query,
+        feed: &mut dyn FnMut(Record) -> Result<Flow, RequestError>,
+    ) -> Result<(), RequestError> {
+        let store = reader.store();
+        let conn = store.connection();
+        let err = |c: &str| sql_err(&self.path, c);
+        let since = match q.scope {
+            Scope::Since(t) => Some(t),
+            _ => None,
+        };
+        if q.deleted {
+            if let Scope::Keywords(_) = q.scope {
+                return Err(RequestError::Unsupported(
+                    "rd-request-deleted takes the gatherer query language (all, since DATE)".into(),
+                ));
+            }
+            let mut st = conn
+                .prepare(
+                    "SELECT template, url, deleted FROM soif_deletions ORDER BY deleted, rowid",
+                )
+                .map_err(err("reading soif_deletions"))?;
+            let mut rows = st.query([]).map_err(err("reading soif_deletions"))?;
+            while let Some(row) = rows.next().map_err(err("reading soif_deletions"))? {
+                let template = bytes_of(row.get_ref(0).map_err(err("reading soif_deletions"))?);
+                let url = bytes_of(row.get_ref(1).map_err(err("reading soif_deletions"))?);
+                let when: String = row.get(2).map_err(err("reading soif_deletions"))?;
+                let secs = chrono::DateTime::parse_from_rfc3339(&when)
+                    .map(|d| d.timestamp())
+                    .map_err(|e| {
+                        RequestError::Internal(format!(
+                            "soif_deletions holds an unreadable time {when:?}: {e}"
+                        ))
+                    })?;
+                if since.is_some_and(|s| secs < s) {
+                    continue;
+                }
+                let mut record = Record::new(template, url)
+                    .with("Last-Modified", RdmDate::from_unix(secs).to_http_string());
+                record.action = Some(Action::Delete);
+                if feed(record)? == Flow::Stop {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        match &q.scope {
+            Scope::All | Scope::Since(_) => {
+                for table in store.tables() {
+                    let mut st = conn
+                        .prepare(&table.select_sql())
+                        .map_err(err(&format!("reading {}", table.table)))?;
+                    let mut rows = st
+                        .query([])
+                        .map_err(err(&format!("reading {}", table.table)))?;
+                    while let Some(row) = rows
+                        .next()
+                        .map_err(err(&format!("reading {}", table.table)))?
+                    {
+                        let record = table
+                            .record_from_row(row)
+                            .map_err(err(&format!("reading {}", table.table)))?;
+                        if let Some(s) = since {
+                            match Since::modified(&record) {
+                                Ok(t) if t >= s => {}
+                                _ => continue,
+                            }
+                        }
+                        if feed(record)? == Flow::Stop {
+                            return Ok(());
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Scope::Keywords(fts) => {
+                let mut st = conn
+                    .prepare(
+                        "SELECT k.template, k.url, bm25(soif_fts) FROM soif_fts
+                         JOIN soif_fts_keys k ON k.id = soif_fts.rowid
+                         WHERE soif_fts MATCH ?1 ORDER BY bm25(soif_fts)",
+                    )
+                    .map_err(err("searching"))?;
+                let mut rows = st
+                    .query([fts])
+                    .map_err(|e| RequestError::Malformed(format!("keyword query: {e}")))?;
+                let mut best: Option<f64> = None;
+                while let Some(row) = rows
+                    .next()
+                    .map_err(|e| RequestError::Malformed(format!("keyword query {fts}: {e}")))?
+                {
+                    let template = bytes_of(row.get_ref(0).map_err(err("searching"))?);
+                    let url = bytes_of(row.get_ref(1).map_err(err("searching"))?);
+                    let rank: f64 = row.get(2).map_err(err("searching"))?;
+                    // bm25 is negative, more negative is better; the first hit is the best.
+                    let strength = -rank;
+                    let best = *best.get_or_insert(strength);
+                    let score = if best > 0.0 {
+                        ((strength / best) * 1000.0).round().clamp(0.0, 1000.0) as i64
+                    } else {
+                        1000
+                    };
+                    let Some(table) = store.table(&template) else {
+                        continue;
+                    };
+                    let sql = format!("{} WHERE \"url\" = ?1", table.select_sql());
+                    let record = conn
+                        .prepare_cached(&sql)
+                        .and_then(|mut st| {
+                            st.query_row([key_param(&url)], |r| table.record_from_row(r))
+                                .optional()
+                        })
+                        .map_err(err(&format!("reading {}", table.table)))?;
+                    // The index may name a row a loader deleted since; it is simply gone.
+                    let Some(record) = record else { continue };
+                    let record = record.with("Score", score.to_string());
+                    if feed(record)? == Flow::Stop {
+                        return Ok(());
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Up to `n` records, for the server description's samples.
+    pub fn samples(&self, n: usize) -> Result<Vec<Record>, RequestError> {
+        let mut out = Vec::new();
+        if n == 0 {
+            return Ok(out);
+        }
+        let q = Query {
+            scope: Scope::All,
+            deleted: false,
+            view: View::default(),
+        };
+        self.query(&q, &mut |r| {
+            out.push(r);
+            Ok(if out.len() >= n {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
+        })?;
+        Ok(out)
+    }
+
+    /// A schema description of what the catalog holds: one entry per attribute name
+    /// (the first table that has it gives its `Table-Name`, `Column-Name` and, when a
+    /// schema named one at load time, `Data-Type`).
+    pub fn layout_schema(&self, last_modified: RdmDate) -> Result<Schema, RequestError> {
+        let mut schema = Schema::new(last_modified);
+        schema.name = Some(self.name.clone());
+        let mut seen = std::collections::HashSet::new();
+        for table in self.tables()? {
+            for c in &table.columns {
+                let name = String::from_utf8_lossy(&c.attribute).into_owned();
+                if !seen.insert(name.to_ascii_lowercase()) {
+                    continue;
+                }
+                let mut entry = SchemaEntry::new(name);
+                entry.data_type = c.data_type.as_deref().map(DataType::parse);
+                entry.table_name = Some(table.table.clone());
+                entry.column_name = Some(c.column.clone());
+                schema.entries.push(entry);
+            }
+        }
+        schema.number_of_entries = Some(u32::try_from(schema.entries.len()).unwrap_or(u32::MAX));
+        Ok(schema)
+    }
+
+    /// Applies one submission in one transaction. `next` yields the RDs as the body is
+    /// decoded; `None` means the body ended normally, an error aborts (and nothing of
+    /// this submission is written).
+    pub fn submit(
+        &self,
+        kind: Submission,
+        next: &mut dyn FnMut() -> Option<Result<Record, RequestError>>,
+    ) -> Result<SubmitCounts, RequestError> {
+        let mut writer = self.writer()?;
+        writer.begin().map_err(store_err)?;
+        match self.submit_in_tx(&mut writer, kind, next) {
+            Ok(counts) => {
+                writer.commit().map_err(store_err)?;
+                Ok(counts)
+            }
+            Err(e) => {
+                let _ = writer.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    fn submit_in_tx(
+        &self,
+        writer: &mut SqliteStore,
+        kind: Submission,
+        next: &mut dyn FnMut() -> Option<Result<Record, RequestError>>,
+    ) -> Result<SubmitCounts, RequestError> {
+        let mut counts = SubmitCounts::default();
+        let mut n = 0u64;
+        while let Some(item) = next() {
+            let record = item?;
+            n += 1;
+            let at = || format!("RD {n} ({})", record.url_str());
+            let delete = kind == Submission::Delete || record.action == Some(Action::Delete);
+            if delete {
+                writer
+                    .delete(Some(&record.template), &record.url)
+                    .map_err(|e| match e {
+                        StoreError::Rejected(m) => {
+                            RequestError::Malformed(format!("{}: {m}", at()))
+                        }
+                        other => store_err(other),
+                    })?;
+                fts_remove(writer.connection(), &record.template, &record.url)
+                    .map_err(sql_err(&self.path, "updating the keyword index"))?;
+                counts.deleted += 1;
+            } else {
+                writer.upsert(&record).map_err(|e| {
+                    if e.is_record_error() {
+                        RequestError::Malformed(format!("{}: {e}", at()))
+                    } else {
+                        store_err(e)
+                    }
+                })?;
+                let conn = writer.connection();
+                fts_remove(conn, &record.template, &record.url)
+                    .and_then(|_| fts_insert(conn, &record))
+                    .map_err(sql_err(&self.path, "updating the keyword index"))?;
+                counts.upserted += 1;
+            }
+        }
+        Ok(counts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use soif_codecs::rdm::{ViewAttributes, ViewHits, ViewOrder};
+
+    fn catalog() -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open("test", &dir.path().join("c.db")).unwrap();
+        (dir, c)
+    }
+
+    fn submit(c: &Catalog, kind: Submission, records: Vec<Record>) -> SubmitCounts {
+        let mut it = records.into_iter();
+        c.submit(kind, &mut || it.next().map(Ok)).unwrap()
+    }
+
+    fn run(c: &Catalog, q: &Query) -> Vec<Record> {
+        let mut out = Vec::new();
+        c.query(q, &mut |r| {
+            out.push(r);
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+        out
+    }
+
+    fn docs() -> Vec<Record> {
+        vec![
+            Record::new("DOCUMENT", "http://www.netscape.com:80/")
+                .with("Title", "Welcome to Netscape!")
+                .with("Last-Modified", "Thu, 16 May 1996 11:45:39 GMT"),
+            Record::new("DOCUMENT", "http://harvest.cs.colorado.edu/")
+                .with("Title", "Harvest: netscape netscape gatherer")
+                .with("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            Record::new("FILE", "http://x/y.txt").with("Last-Modification-Time", "805226393"),
+        ]
+    }
+
+    #[test]
+    fn keyword_queries_quote_every_word() {
+        assert_eq!(keyword_query("netscape").unwrap(), "\"netscape\"");
+        assert_eq!(keyword_query(" a  OR b ").unwrap(), "\"a\" OR \"b\"");
+        assert_eq!(keyword_query("OR a").unwrap(), "\"OR\" \"a\"");
+        assert_eq!(keyword_query("x\"y NEAR(").unwrap(), "\"x\"\"y\" \"NEAR(\"");
+        assert!(keyword_query("  ").is_err());
+    }
+
+    #[test]
+    fn gatherer_scopes_views_and_keywords() {
+        let (_d, c) = catalog();
+        assert_eq!(submit(&c, Submission::Upsert, docs()).upserted, 3);
+        let all = Query {
+            scope: Scope::All,
+            deleted: false,
+            view: View::default(),
+        };
+        assert_eq!(run(&c, &all).len(), 3);
+        // since 1995-01-01: the Netscape page (1996) and the FILE (805226393 = 1995-07-06).
+        let since = Query {
+            scope: Scope::Since(788918400),
+            ..all.clone()
+        };
+        let urls: Vec<String> = run(&c, &since).iter().map(|r| r.url_str().into()).collect();
+        assert_eq!(urls, ["http://www.netscape.com:80/", "http://x/y.txt"]);
+        // View: title order, first hit only, URL and Title.
+        let view = Query {
+            view: View {
+                attributes: Some(ViewAttributes::parse("URL,Title").unwrap()),
+                order: Some(ViewOrder::parse("+Title").unwrap()),
+                hits: Some(ViewHits::First(1)),
+            },
+            ..all.clone()
+        };
+        let got = run(&c, &view);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].get_str("Title"),
+            Some("Harvest: netscape netscape gatherer")
+        );
+        assert!(got[0].get("Last-Modified").is_none());
+        // Keywords: both documents mention netscape; the denser one ranks first.
+        let kw = Query {
+            scope: Scope::Keywords(keyword_query("netscape").unwrap()),
+            ..all.clone()
+        };
+        let hits = run(&c, &kw);
+        assert_eq!(hits.len(), 2);
+        assert_eq!(hits[0].get_str("Score"), Some("1000"));
+        let second: i64 = hits[1].get_str("Score").unwrap().parse().unwrap();
+        assert!(second <= 1000);
+    }
+
+    #[test]
+    fn deletions_are_remembered_and_unindexed() {
+        let (_d, c) = catalog();
+        submit(&c, Submission::Upsert, docs());
+        let gone = vec![Record::new("DOCUMENT", "http://www.netscape.com:80/")];
+        assert_eq!(submit(&c, Submission::Delete, gone).deleted, 1);
+        let deleted = Query {
+            scope: Scope::All,
+            deleted: true,
+            view: View::default(),
+        };
+        let d = run(&c, &deleted);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].action, Some(Action::Delete));
+        assert!(d[0].get_str("Last-Modified").unwrap().ends_with("GMT"));
+        let kw = Query {
+            scope: Scope::Keywords(keyword_query("welcome").unwrap()),
+            deleted: false,
+            view: View::default(),
+        };
+        assert!(run(&c, &kw).is_empty());
+    }
+
+    #[test]
+    fn a_failed_submission_writes_nothing() {
+        let (_d, c) = catalog();
+        let mut items = vec![
+            Ok(Record::new("DOCUMENT", "http://a/")),
+            Err(RequestError::Malformed("bad".into())),
+        ]
+        .into_iter();
+        assert!(c.submit(Submission::Upsert, &mut || items.next()).is_err());
+        let mut items = vec![
+            Ok(Record::new("DOCUMENT", "http://a/")),
+            Ok(Record::new("DOCUMENT", "-")),
+        ]
+        .into_iter();
+        let e = c
+            .submit(Submission::Upsert, &mut || items.next())
+            .unwrap_err();
+        assert!(e.to_string().contains("RD 2"), "{e}");
+        let all = Query {
+            scope: Scope::All,
+            deleted: false,
+            view: View::default(),
+        };
+        assert!(run(&c, &all).is_empty());
+    }
+
+    #[test]
+    fn loader_writes_are_indexed_before_a_keyword_query() {
+        let (d, c) = catalog();
+        // A loader (the sqlite sink) writes behind the server's back.
+        let path = d.path().join("c.db");
+        let mut sink =
+            soif_sinks::sqlite::SqliteSink::open(&path, Default::default(), 10, &[]).unwrap();
+        use soif_pipeline::Sink;
+        sink.write(&Record::new("FILE", "http://loaded/").with("Title", "zebra"))
+            .unwrap();
+        sink.finish().unwrap();
+        let kw = Query {
+            scope: Scope::Keywords(keyword_query("zebra").unwrap()),
+            deleted: false,
+            view: View::default(),
+        };
+        assert_eq!(run(&c, &kw).len(), 1);
+    }
+}

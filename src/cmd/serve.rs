@@ -1,0 +1,154 @@
+//! `soif serve`: the RDM catalog server (SPEC §8, crate `soif_server`).
+
+use super::{fail, parse_size, runtime};
+use clap::Args;
+use soif_pipeline::Error;
+use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Serve SQLite catalogs over RDM.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  soif convert All-Templates.gz --to sqlite -o catalog.db
+  soif serve --db catalog.db --listen 127.0.0.1:8080 --token s3cret
+  soif serve --db books=books.db --db maps=/srv/maps.db --taxonomy taxonomy.soif
+  curl 'http://127.0.0.1:8080/rdm/incoming?type=rd-request&ql=gatherer&scope=all'
+  curl 'http://127.0.0.1:8080/rdm/incoming?type=rd-request&ql=sample-keyword-ql&scope=netscape&view-hits=10'
+  soif convert new.soif --to rdm -o x-catalog://127.0.0.1:8080/catalog --token s3cret
+
+Requests: GET /rdm/incoming?type=…&ql=…&scope=…&view-attributes=…&view-order=…&view-hits=…&csid=…
+or POST /rdm/incoming with an application/x-rdm body (@RDMHEADER, @RDMQUERY). Reads are
+open; rd-response and rd-response-deleted submissions need `Authorization: Bearer TOKEN`
+(without --token / SOIF_TOKEN submissions are refused). A request picks its catalog by the
+name in Catalog-Service-ID (x-catalog://host:port/NAME); without one, the first --db.")]
+pub struct ServeArgs {
+    /// A catalog database: PATH (named after its file stem) or NAME=PATH. Repeat for
+    /// several catalogs; the first is the default. Created if missing.
+    #[arg(long = "db", value_name = "[NAME=]PATH", required = true)]
+    pub db: Vec<String>,
+
+    /// Address to listen on (port 0 picks a free port; the address is printed).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// Bearer token that rd-response / rd-response-deleted submissions must carry.
+    #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// An RDM @SCHEMA file served for schema-description requests (default: a schema
+    /// derived from the catalog's tables and columns).
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: Option<PathBuf>,
+
+    /// A taxonomy file (@TAXONOMY then @CLASSIFICATION objects) served for
+    /// taxonomy-description requests.
+    #[arg(long, value_name = "TAXONOMY")]
+    pub taxonomy: Option<PathBuf>,
+
+    /// Largest request body accepted (e.g. 256MiB, 1G).
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_size)]
+    pub max_body: usize,
+
+    /// Largest SOIF object in a request body.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
+    pub max_record_size: usize,
+
+    /// The server description's Description.
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+
+    /// The server description's Maintainer (an e-mail address).
+    #[arg(long, value_name = "EMAIL")]
+    pub maintainer: Option<String>,
+
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    match serve(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<(), Error> {
+    let catalogs = args
+        .db
+        .iter()
+        .map(|s| parse_db_spec(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Error::Config)?;
+    let schema = match &args.schema {
+        Some(p) => Some(soif_pipeline::transforms::validate::load_schema(p)?),
+        None => None,
+    };
+    let taxonomy = match &args.taxonomy {
+        Some(p) => Some(soif_server::app::load_taxonomy(p).map_err(Error::Config)?),
+        None => None,
+    };
+    let config = ServerConfig {
+        catalogs,
+        token: args.token.clone().filter(|t| !t.is_empty()),
+        schema,
+        taxonomy,
+        max_body: args.max_body as u64,
+        max_record_size: args.max_record_size,
+        description: args.description.clone(),
+        maintainer: args.maintainer.clone(),
+    };
+    let names: Vec<String> = config.catalogs.iter().map(|(n, _)| n.clone()).collect();
+    let submissions = config.token.is_some();
+    let state = AppState::open(config).map_err(Error::Fatal)?;
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .map_err(|e| Error::io(format!("listening on {}", args.listen), e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::io("reading the listening address", e))?;
+        if !args.quiet {
+            eprintln!(
+                "soif: serving http://{addr}{RDM_PATH} (catalogs: {}; submissions {})",
+                names
+                    .iter()
+                    .map(|n| format!("x-catalog://{addr}/{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if submissions {
+                    "need the token"
+                } else {
+                    "disabled (no --token)"
+                }
+            );
+        }
+        soif_server::app::serve(listener, state, shutdown_signal())
+            .await
+            .map_err(|e| Error::io("serving", e))
+    })
+}
+
+/// Ctrl-C or SIGTERM: stop accepting, finish the requests in flight.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
