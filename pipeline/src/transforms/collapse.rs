@@ -20,6 +20,9 @@
 //! forms, no repeated names. For other records `expand(collapse(r))` is the canonical
 //! form of `r`: same values in the same per-attribute order, renumbered.
 //!
+//! `expand` also numbers a plain name repeated in a flat record (`Author`, `Author` →
+//! `Author-1`, `Author-2`): that is how a collapsed list comes back from JSON Lines.
+//!
 //! ```
 //! use soif_codecs::{Record, Value};
 //! use soif_pipeline::transforms::collapse::collapse;
@@ -38,7 +41,7 @@ use super::names::{split_embed, split_suffix};
 use crate::{Emit, Error, Transform};
 use bytes::Bytes;
 use soif_codecs::{Attribute, Record, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One item of a group, keyed by (number, kind, duplicate counter) so that `-N` values and
 /// `<N>-` parts with the same number stay apart and repeated names keep input order.
@@ -138,9 +141,54 @@ pub fn collapse_attributes(attrs: &[Attribute]) -> Vec<Attribute> {
         .collect()
 }
 
-/// Writes lists and parts back as flat SOIF names ([`Record::flattened`]).
+/// Writes lists and parts back as flat SOIF names ([`Record::flattened`]), and numbers a
+/// plain name repeated in the record (see [`number_repeats`]).
 pub fn expand(record: &Record) -> Record {
-    record.flattened().into_owned()
+    number_repeats(record.flattened().into_owned())
+}
+
+/// Numbers a plain name that occurs more than once — `Author`, `Author`, `Author` →
+/// `Author-1`, `Author-2`, `Author-3`, each in its place — unless the record also has
+/// numbered forms of it (`Author-4`), which would clash.
+///
+/// `collapse` reads a repeated name as a list, so its inverse writes the list as
+/// `-N` names; and the JSON Lines reader gives back a collapsed list of plain values as
+/// a repeated name (JSON cannot tell the two apart), so `collapse → jsonl → expand` ends
+/// where `collapse → expand` does.
+pub fn number_repeats(mut record: Record) -> Record {
+    let mut plain: HashMap<&[u8], usize> = HashMap::new();
+    let mut numbered: HashSet<&[u8]> = HashSet::new();
+    for a in &record.attributes {
+        if split_embed(&a.name).is_some() {
+            continue;
+        }
+        match split_suffix(&a.name) {
+            Some((base, _)) => {
+                numbered.insert(base);
+            }
+            None => *plain.entry(a.name.as_ref()).or_default() += 1,
+        }
+    }
+    let repeated: HashSet<Bytes> = plain
+        .into_iter()
+        .filter(|(name, n)| *n > 1 && !numbered.contains(name))
+        .map(|(name, _)| Bytes::copy_from_slice(name))
+        .collect();
+    if repeated.is_empty() {
+        return record;
+    }
+    let mut next: HashMap<Bytes, u64> = HashMap::new();
+    for a in &mut record.attributes {
+        if repeated.contains(&a.name) {
+            let n = next.entry(a.name.clone()).or_insert(0);
+            *n += 1;
+            let mut name = Vec::with_capacity(a.name.len() + 4);
+            name.extend_from_slice(&a.name);
+            name.extend_from_slice(format!("-{n}").as_bytes());
+            a.name = Bytes::from(name);
+        }
+    }
+    record
 }
 
 /// The `collapse` transform.
@@ -168,7 +216,7 @@ impl Transform for Expand {
 
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
         if record.is_flat() {
-            return out.emit(record);
+            return out.emit(number_repeats(record));
         }
         out.emit(expand(&record))
     }
@@ -247,6 +295,26 @@ mod tests {
             names(&expand(&c)),
             ["Embed<1>-Author-1", "Embed<1>-Author-2", "Embed<2>-Type"]
         );
+    }
+
+    #[test]
+    fn expand_numbers_repeated_plain_names() {
+        let r = Record::new("FILE", "-")
+            .with("Author", "a")
+            .with("Title", "t")
+            .with("Author", "b")
+            .with("Keywords", "k");
+        assert_eq!(
+            names(&expand(&r)),
+            ["Author-1", "Title", "Author-2", "Keywords"]
+        );
+        assert_eq!(expand(&r).get_str("Author-2"), Some("b"));
+        // With numbered forms present, numbering would clash: left alone.
+        let r = Record::new("FILE", "-")
+            .with("Author", "a")
+            .with("Author", "b")
+            .with("Author-3", "c");
+        assert_eq!(expand(&r), r);
     }
 
     #[test]

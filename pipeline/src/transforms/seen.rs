@@ -185,7 +185,16 @@ impl SeenSet {
             Some(dir) => tempfile::tempfile_in(dir),
             None => tempfile::tempfile(),
         }
-        .map_err(|e| Error::io(format!("{}: creating a temporary file", self.what), e))?;
+        .map_err(|e| {
+            Error::io(
+                format!(
+                    "{}: creating a temporary file in {}",
+                    self.what,
+                    temp_dir_name(&self.temp_dir)
+                ),
+                e,
+            )
+        })?;
         let wanted = (total.saturating_mul(ENTRY) / self.index_budget).max(MIN_STRIDE);
         Ok(RunWriter {
             out: BufWriter::new(file),
@@ -275,6 +284,14 @@ impl SeenSet {
             w.push(fp).map_err(io_err)?;
         }
         w.finish().map_err(io_err)
+    }
+}
+
+/// The directory temporary files go to, for messages.
+pub(crate) fn temp_dir_name(dir: &Option<std::path::PathBuf>) -> String {
+    match dir {
+        Some(d) => d.display().to_string(),
+        None => std::env::temp_dir().display().to_string(),
     }
 }
 

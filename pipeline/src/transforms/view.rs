@@ -393,7 +393,15 @@ impl Order {
             Some(dir) => tempfile::tempfile_in(dir),
             None => tempfile::tempfile(),
         }
-        .map_err(|e| Error::io("order: creating a temporary file for a sorted run", e))
+        .map_err(|e| {
+            Error::io(
+                format!(
+                    "order: creating a temporary file for a sorted run in {}",
+                    super::seen::temp_dir_name(&self.temp_dir)
+                ),
+                e,
+            )
+        })
     }
 
     fn sort_held(&mut self) {
