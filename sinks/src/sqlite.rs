@@ -470,9 +470,14 @@ impl SqliteStore {
             .map_err(|e| store.err("setting busy timeout", e))?;
         // WAL: readers (the server) do not block the loader, and a killed writer leaves
         // only committed transactions. NORMAL sync is durable across process crashes.
+        // A 16 MiB page cache (default 2 MiB) keeps more of the url index in memory during
+        // big loads; checkpoints every 16 MiB of WAL rather than 4 MiB mean fewer fsyncs.
         store
             .conn
-            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+                 PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 4096;",
+            )
             .map_err(|e| store.err("setting journal mode", e))?;
         store
             .conn
@@ -843,39 +848,42 @@ impl SqliteStore {
 
     fn upsert_in_tx(&mut self, record: &Record, mode: UpsertMode) -> Result<(), StoreError> {
         self.ensure_table(&record.template)?;
-        let missing = {
-            let Some(table) = self.tables.get(&record.template) else {
-                return Ok(());
-            };
+        // Each attribute's column, looked up once (the hot path); new names first get
+        // their columns.
+        let lookup = |tables: &HashMap<Bytes, Table>| -> Vec<Option<usize>> {
+            let by_attr = tables.get(&record.template).map(|t| &t.by_attr);
+            record
+                .attributes
+                .iter()
+                .map(|a| by_attr.and_then(|m| m.get(&a.name).copied()))
+                .collect()
+        };
+        let mut col_of = lookup(&self.tables);
+        if col_of.iter().any(Option::is_none) {
             let mut missing: Vec<Bytes> = Vec::new();
-            for a in &record.attributes {
-                if !table.by_attr.contains_key(&a.name) && !missing.contains(&a.name) {
+            for (a, c) in record.attributes.iter().zip(&col_of) {
+                if c.is_none() && !missing.contains(&a.name) {
                     missing.push(a.name.clone());
                 }
             }
-            missing
-        };
-        if !missing.is_empty() {
             self.add_columns(&record.template, &missing)?;
+            col_of = lookup(&self.tables);
         }
         let Some(table) = self.tables.get(&record.template) else {
             return Ok(());
         };
         let ncols = table.info.columns.len();
-        // Which attributes go to each column (usually exactly one or none).
+        // Which attribute goes to each column (usually exactly one or none).
         let mut first: Vec<Option<usize>> = vec![None; ncols];
         let mut repeated = false;
-        let mut col_of = Vec::with_capacity(record.attributes.len());
-        for (i, a) in record.attributes.iter().enumerate() {
-            let c = table.by_attr.get(&a.name).copied();
-            if let Some(c) = c {
+        for (i, c) in col_of.iter().enumerate() {
+            if let Some(c) = *c {
                 if first[c].is_some() {
                     repeated = true;
                 } else {
                     first[c] = Some(i);
                 }
             }
-            col_of.push(c);
         }
         let merge = mode == UpsertMode::Merge;
         // Merge: only the columns this record has, in table order.
