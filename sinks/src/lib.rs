@@ -17,6 +17,7 @@ pub mod csv;
 pub mod jsonl;
 pub mod null;
 pub mod rdfxml;
+pub mod rdm;
 pub mod schema_columns;
 pub mod soif;
 pub mod sqlite;
@@ -176,9 +177,22 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
                 &opts.inputs,
             )?))
         }
-        _ => Err(Error::Config(format!(
-            "output format `{}` is not available in this build",
-            opts.format.as_str()
-        ))),
+        Format::Rdm => {
+            let output = opts
+                .output
+                .as_deref()
+                .filter(|o| *o != "-")
+                .ok_or_else(|| {
+                    Error::Config(
+                        "rdm output needs a catalog (-o x-catalog://host:port/name or an http URL)"
+                            .into(),
+                    )
+                })?;
+            Ok(Box::new(rdm::RdmSink::new(
+                output,
+                opts.token.clone(),
+                opts.batch_size,
+            )?))
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! [`expand`] turns what the user typed into the list of inputs to read, in a stable
 //! order: a directory is read recursively with its files sorted by path (hidden files
 //! and directories, whose names start with `.`, are left out); a pattern with `*`, `?` or
-//! `[` is a glob whose matches are sorted; `-` is stdin; `http://` and `https://` are
-//! URLs. No inputs at all means stdin.
+//! `[` is a glob whose matches are sorted; `-` is stdin; `http://`, `https://` and
+//! `x-catalog://` (an RDM catalog, see [`crate::catalog`]) are URLs. No inputs at all means stdin.
 
 use crate::InputSpec;
 use soif_pipeline::Error;
@@ -19,7 +19,10 @@ pub fn expand(inputs: &[String]) -> Result<Vec<InputSpec>, Error> {
     for input in inputs {
         if input == "-" {
             out.push(InputSpec::Stdin);
-        } else if input.starts_with("http://") || input.starts_with("https://") {
+        } else if input.starts_with("http://")
+            || input.starts_with("https://")
+            || crate::catalog::is_catalog(input)
+        {
             out.push(InputSpec::Url(input.clone()));
         } else if Path::new(input).is_dir() {
             let mut files = Vec::new();

@@ -18,6 +18,7 @@
 //! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
 //! JSON Lines with `{`.
 
+pub mod catalog;
 pub mod decompress;
 pub mod file;
 pub mod http;
@@ -136,8 +137,25 @@ impl InputSource {
         }
     }
 
+    fn http_client(&mut self) -> Result<reqwest::Client, Error> {
+        if self.client.is_none() {
+            self.client = Some(http_client()?);
+        }
+        self.client
+            .clone()
+            .ok_or_else(|| Error::Fatal("no HTTP client".into()))
+    }
+
     async fn open(&mut self, spec: InputSpec) -> Result<Input, Error> {
         let name: Arc<str> = Arc::from(spec.name());
+        if let InputSpec::Url(url) = &spec {
+            if catalog::is_catalog(url) {
+                let client = self.http_client()?;
+                let data =
+                    catalog::open(&client, url, name.clone(), self.opts.max_record_size).await?;
+                return Ok(Input { name, data });
+            }
+        }
         let raw: Reader = match &spec {
             InputSpec::Stdin => Box::new(tokio::io::stdin()),
             InputSpec::File(path) | InputSpec::Spooled { path, .. } => Box::new(
@@ -146,13 +164,7 @@ impl InputSource {
                     .map_err(|e| Error::io_path(path, e))?,
             ),
             InputSpec::Url(url) => {
-                if self.client.is_none() {
-                    self.client = Some(http_client()?);
-                }
-                let client = self
-                    .client
-                    .clone()
-                    .ok_or_else(|| Error::Fatal("no HTTP client".into()))?;
+                let client = self.http_client()?;
                 http::open(&client, url).await?.0
             }
         };
@@ -216,6 +228,19 @@ fn http_client() -> Result<reqwest::Client, Error> {
 /// path is dropped.
 pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
     let name = spec.name();
+    if let InputSpec::Url(url) = spec {
+        if catalog::is_catalog(url) {
+            let temp = tempfile::NamedTempFile::new()
+                .map_err(|e| Error::io("creating a temporary file", e))?;
+            let (file, path) = temp.into_parts();
+            let mut file = tokio::fs::File::from_std(file);
+            catalog::spool_to(&http_client()?, url, &mut file).await?;
+            tokio::io::AsyncWriteExt::flush(&mut file)
+                .await
+                .map_err(|e| Error::io(format!("copying {name}"), e))?;
+            return Ok(path);
+        }
+    }
     let mut reader: Reader = match spec {
         InputSpec::Stdin => Box::new(tokio::io::stdin()),
         InputSpec::Url(url) => http::open(&http_client()?, url).await?.0,

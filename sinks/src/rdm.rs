@@ -1,0 +1,400 @@
+//! The `rdm` sink: records POSTed to an RDM catalog server as `rd-response` submissions.
+//!
+//! `--to rdm -o x-catalog://host:port/name` sends to `http://host:port/rdm/incoming` with
+//! `Catalog-Service-ID: x-catalog://host:port/name` in each message's `@RDMHEADER`;
+//! `-o http://host:port/` (or a full `…/rdm/incoming` URL) sends to the server's default
+//! catalog. Each POST is one RDM message (`Content-Type: application/x-rdm`): an
+//! `@RDMHEADER` with `RDM-Type: rd-response`, then up to `--batch-size` records (and at
+//! most [`MAX_BATCH_BYTES`] of SOIF) in canonical SOIF. Records inside a Harvest `@DELETE
+//! { }` envelope (action `delete`) go in `rd-response-deleted` messages instead; the order
+//! of upserts and deletions is kept, since a batch is sent whenever the kind changes.
+//! The token (`--token` or `SOIF_TOKEN`) is sent as `Authorization: Bearer TOKEN`.
+//!
+//! **Failures.** A connection error, a broken-off exchange or an HTTP 5xx is retried
+//! [`RETRIES`] times with exponential backoff (0.25 s, 0.5 s, 1 s, … capped at 8 s); a 4xx
+//! stops the run with the server's `RDM-Error-Message` (a wrong token, a record the
+//! catalog refuses). Retrying is safe: the server applies a message whole or not at all,
+//! and every record is an upsert or a delete keyed on its URL, so a batch that was stored
+//! although its reply was lost is only stored again. Records without a URL (`-`) cannot be
+//! keyed and are rejected here, one by one, under `--on-error`.
+//!
+//! **Threads.** [`Sink`] is synchronous and the engine calls it on a blocking thread, so
+//! the sink drives the async `reqwest` client with `Handle::block_on` on the runtime it was
+//! built in (or on a small runtime of its own when built outside one). This keeps one
+//! HTTP stack (`reqwest` without its `blocking` feature) for the sink, the catalog source
+//! and the server's tests. Do not call it from inside an async task.
+
+use bytes::Bytes;
+use soif_codecs::rdm::{Csid, RdmHeader, RdmType};
+use soif_codecs::soif::{decode_all, encode_record, DecoderOptions};
+use soif_codecs::{Action, Record};
+use soif_pipeline::{Error, Sink, SinkError};
+use std::time::Duration;
+
+/// The most SOIF bytes one POST carries (a batch is sent earlier when it reaches this).
+pub const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// How many times a batch is retried after a connection error or a 5xx.
+pub const RETRIES: u32 = 6;
+
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+
+/// How much of an error reply is read for its message.
+const MAX_REPLY: usize = 64 << 10;
+
+/// Where the sink sends: the endpoint URL and the catalog id, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `http://host:port/rdm/incoming`.
+    pub endpoint: String,
+    /// The catalog, for the header's `Catalog-Service-ID`.
+    pub catalog: Option<Csid>,
+}
+
+impl Target {
+    /// Parses `x-catalog://host:port/name`, `http(s)://host:port/` or a full endpoint URL.
+    pub fn parse(output: &str) -> Result<Target, Error> {
+        if Csid::is_csid(output) {
+            let csid =
+                Csid::parse(output).map_err(|e| Error::Config(format!("-o {output}: {e}")))?;
+            return Ok(Target {
+                endpoint: csid.endpoint(),
+                catalog: Some(csid),
+            });
+        }
+        let lower = output.to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            return Err(Error::Config(format!(
+                "rdm output {output:?}: expected x-catalog://host:port/name or an http(s):// URL"
+            )));
+        }
+        let scheme_end = output.find("://").map_or(0, |i| i + 3);
+        let endpoint = match output[scheme_end..].find('/') {
+            None => format!("{output}/rdm/incoming"),
+            Some(i) if output[scheme_end + i..] == *"/" => format!("{output}rdm/incoming"),
+            Some(_) => output.to_string(),
+        };
+        Ok(Target {
+            endpoint,
+            catalog: None,
+        })
+    }
+}
+
+enum Runtime {
+    Shared(tokio::runtime::Handle),
+    Owned(tokio::runtime::Runtime),
+}
+
+impl Runtime {
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        match self {
+            Runtime::Shared(h) => h.block_on(f),
+            Runtime::Owned(rt) => rt.block_on(f),
+        }
+    }
+}
+
+/// What one attempt to send a batch came to.
+enum Attempt {
+    Done,
+    /// Worth another try (connection trouble, 5xx).
+    Retry(String),
+    /// The server refused (4xx): stop.
+    Refused(String),
+}
+
+/// The `rdm` sink (see the module doc).
+pub struct RdmSink {
+    target: Target,
+    token: Option<String>,
+    batch_size: usize,
+    client: reqwest::Client,
+    rt: Runtime,
+    /// The pending batch's records, canonical SOIF.
+    buf: Vec<u8>,
+    pending: usize,
+    kind: RdmType,
+    /// Records sent (acknowledged by the server).
+    sent: u64,
+    /// Attempts that failed and were retried.
+    retried: u64,
+    base_backoff: Duration,
+}
+
+impl std::fmt::Debug for RdmSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RdmSink")
+            .field("target", &self.target)
+            .field("batch_size", &self.batch_size)
+            .field("sent", &self.sent)
+            .finish()
+    }
+}
+
+impl RdmSink {
+    /// A sink for `output` (see [`Target::parse`]).
+    pub fn new(output: &str, token: Option<String>, batch_size: usize) -> Result<RdmSink, Error> {
+        let target = Target::parse(output)?;
+        let rt = match tokio::runtime::Handle::try_current() {
+            Ok(h) => Runtime::Shared(h),
+            Err(_) => Runtime::Owned(
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| Error::io("starting the rdm sink's runtime", e))?,
+            ),
+        };
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| Error::Fatal(format!("rdm: HTTP client: {e}")))?;
+        Ok(RdmSink {
+            target,
+            token: token.filter(|t| !t.is_empty()),
+            batch_size: batch_size.max(1),
+            client,
+            rt,
+            buf: Vec::new(),
+            pending: 0,
+            kind: RdmType::RdResponse,
+            sent: 0,
+            retried: 0,
+            base_backoff: Duration::from_millis(250),
+        })
+    }
+
+    /// Sets the first retry's wait (tests use a short one).
+    pub fn with_backoff(mut self, base: Duration) -> RdmSink {
+        self.base_backoff = base;
+        self
+    }
+
+    /// Where the sink sends.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Records the server has acknowledged.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Failed attempts that were retried.
+    pub fn retried(&self) -> u64 {
+        self.retried
+    }
+
+    fn message(&self) -> Vec<u8> {
+        let mut head = RdmHeader::new(self.kind);
+        head.catalog = self.target.catalog.clone();
+        let mut body = Vec::with_capacity(self.buf.len() + 256);
+        encode_record(&head.to_record(), &mut body);
+        body.extend_from_slice(&self.buf);
+        body
+    }
+
+    /// Sends the pending batch, retrying as the module doc says.
+    fn flush(&mut self) -> Result<(), Error> {
+        if self.pending == 0 {
+            return Ok(());
+        }
+        let body = Bytes::from(self.message());
+        let mut attempt = 0u32;
+        loop {
+            let outcome = self.rt.block_on(send(
+                &self.client,
+                &self.target.endpoint,
+                self.token.as_deref(),
+                body.clone(),
+            ));
+            match outcome {
+                Attempt::Done => break,
+                Attempt::Refused(m) => {
+                    return Err(Error::Fatal(format!(
+                        "rdm {}: the server refused {} {} records: {m}",
+                        self.target.endpoint, self.kind, self.pending
+                    )))
+                }
+                Attempt::Retry(m) => {
+                    if attempt >= RETRIES {
+                        return Err(Error::Fatal(format!(
+                            "rdm {}: giving up after {} attempts: {m}",
+                            self.target.endpoint,
+                            attempt + 1
+                        )));
+                    }
+                    self.retried += 1;
+                    let wait = self
+                        .base_backoff
+                        .saturating_mul(1u32 << attempt.min(16))
+                        .min(MAX_BACKOFF);
+                    std::thread::sleep(wait);
+                    attempt += 1;
+                }
+            }
+        }
+        self.sent += self.pending as u64;
+        self.pending = 0;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+/// One POST.
+async fn send(
+    client: &reqwest::Client,
+    endpoint: &str,
+    token: Option<&str>,
+    body: Bytes,
+) -> Attempt {
+    let mut req = client
+        .post(endpoint)
+        .header(reqwest::header::CONTENT_TYPE, "application/x-rdm")
+        .body(body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let mut resp = match req.send().await {
+        Ok(r) => r,
+        Err(e) if e.is_builder() => return Attempt::Refused(e.to_string()),
+        Err(e) => return Attempt::Retry(error_chain(&e)),
+    };
+    let status = resp.status();
+    // The reply is a status-response: read (a bounded part of) it for its message.
+    let mut reply = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(c)) => {
+                let room = MAX_REPLY.saturating_sub(reply.len());
+                reply.extend_from_slice(&c[..c.len().min(room)]);
+                if room < c.len() {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) if status.is_success() => {
+                // The reply broke off: whether the batch was stored is unknown, so send it
+                // again (harmless: upserts).
+                return Attempt::Retry(format!("reading the reply: {}", error_chain(&e)));
+            }
+            Err(_) => break,
+        }
+    }
+    let message = rdm_error_message(&reply);
+    if status.is_success() {
+        return match message {
+            Some(m) => Attempt::Refused(m),
+            None => Attempt::Done,
+        };
+    }
+    let text = format!(
+        "HTTP {status}: {}",
+        message.unwrap_or_else(|| "(no RDM-Error-Message)".into())
+    );
+    if status.is_server_error() {
+        Attempt::Retry(text)
+    } else {
+        Attempt::Refused(text)
+    }
+}
+
+/// The `RDM-Error-Message` of a reply's `@RDMHEADER`, if it has one.
+pub fn rdm_error_message(reply: &[u8]) -> Option<String> {
+    let end = reply
+        .windows(2)
+        .position(|w| w == b"}\n")
+        .map_or(reply.len(), |i| i + 2);
+    decode_all(&reply[..end], DecoderOptions::default())
+        .into_iter()
+        .next()?
+        .ok()
+        .and_then(|r| RdmHeader::from_record(&r).ok())
+        .and_then(|h| h.error_message)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+impl Sink for RdmSink {
+    fn name(&self) -> &str {
+        "rdm"
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        if record.has_no_url() || record.url.is_empty() {
+            return Err(SinkError::Rejected(
+                "record has no URL (`-`); a catalog keys RDs on their URL".into(),
+            ));
+        }
+        let kind = if record.action == Some(Action::Delete) {
+            RdmType::RdResponseDeleted
+        } else {
+            RdmType::RdResponse
+        };
+        if kind != self.kind {
+            self.flush()?;
+            self.kind = kind;
+        }
+        encode_record(record, &mut self.buf);
+        self.pending += 1;
+        if self.pending >= self.batch_size || self.buf.len() >= MAX_BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        self.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        let t = Target::parse("x-catalog://127.0.0.1:8080/books").unwrap();
+        assert_eq!(t.endpoint, "http://127.0.0.1:8080/rdm/incoming");
+        assert_eq!(t.catalog.unwrap().name, "books");
+        for (given, endpoint) in [
+            ("http://h:1", "http://h:1/rdm/incoming"),
+            ("http://h:1/", "http://h:1/rdm/incoming"),
+            ("https://h/rdm/incoming", "https://h/rdm/incoming"),
+        ] {
+            let t = Target::parse(given).unwrap();
+            assert_eq!(t.endpoint, endpoint);
+            assert!(t.catalog.is_none());
+        }
+        assert!(Target::parse("catalog.db").is_err());
+        assert!(Target::parse("x-catalog://h:notaport/x").is_err());
+    }
+
+    #[test]
+    fn error_messages_from_replies() {
+        let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
+RDM-Error-Message{11}:\twrong token\n}\n<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">";
+        assert_eq!(rdm_error_message(reply).as_deref(), Some("wrong token"));
+        assert_eq!(rdm_error_message(b"<html>"), None);
+        assert_eq!(rdm_error_message(b""), None);
+    }
+
+    #[test]
+    fn records_without_url_are_rejected_one_by_one() {
+        let mut sink = RdmSink::new("http://127.0.0.1:9/", None, 10).unwrap();
+        let e = sink.write(&Record::new("FILE", "-")).unwrap_err();
+        assert!(matches!(e, SinkError::Rejected(_)));
+        assert_eq!(sink.pending, 0);
+    }
+}

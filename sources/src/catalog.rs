@@ -1,0 +1,408 @@
+//! RDM catalogs as inputs: `x-catalog://host:port/name` runs an `rd-request` against the
+//! catalog server at `http://host:port/rdm/incoming` and streams the RDs of its reply.
+//!
+//! ```text
+//! soif convert x-catalog://127.0.0.1:8080/books --to jsonl
+//! soif convert 'x-catalog://127.0.0.1:8080/books?scope=since+Sun,+06+Nov+1994+08:49:37+GMT' --to jsonl
+//! soif convert 'x-catalog://127.0.0.1:8080/books?ql=sample-keyword-ql&scope=netscape&view-hits=10' --to csv
+//! soif convert 'x-catalog://127.0.0.1:8080/books?type=rd-request-deleted' --to sqlite -o mirror.db
+//! ```
+//!
+//! Without a query part the request is the note's "send all RD's": `rd-request`, query
+//! language `gatherer`, `Scope: all`, the default view. A query part takes the note's GET
+//! form parameters (`type`, `ql`, `scope`, `view-attributes`, `view-order`, `view-hits`;
+//! see [`soif_codecs::rdm::request_from_form`]) and is sent as a POSTed `@RDMHEADER` +
+//! `@RDMQUERY` with `Catalog-Service-ID: x-catalog://host:port/name`.
+//!
+//! The reply is decoded as it arrives: its `@RDMHEADER` is checked (an `rd-response`; a
+//! `status-response` with `RDM-Error-Message` ends the input with that message) and every
+//! following object is passed on as a record, never buffered. The RDs of an
+//! `rd-request-deleted` reply carry the action `delete`, so that, e.g., a `sqlite` sink
+//! deletes them. An HTTP error ends the input with the server's `RDM-Error-Message`.
+
+use bytes::Bytes;
+use futures::StreamExt;
+use soif_codecs::rdm::{request_from_form, Csid, QueryLanguage, RdmHeader, RdmQuery, RdmType};
+use soif_codecs::soif::{DecoderOptions, SoifDecoder};
+use soif_codecs::{Action, Record};
+use soif_pipeline::source::{InputData, RecordItem, Rejection};
+use soif_pipeline::Error;
+use std::sync::Arc;
+use tokio_util::codec::FramedRead;
+use tokio_util::io::StreamReader;
+
+/// The RDM content type.
+pub const RDM_CONTENT_TYPE: &str = "application/x-rdm";
+
+/// How much of an error reply is read for its message.
+const MAX_ERROR_REPLY: usize = 64 << 10;
+
+/// True when `input` names a catalog (`x-catalog://…`).
+pub fn is_catalog(input: &str) -> bool {
+    Csid::is_csid(input)
+}
+
+/// A request to a catalog server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogRequest {
+    /// `http://host:port/rdm/incoming`.
+    pub endpoint: String,
+    pub header: RdmHeader,
+    pub query: Option<RdmQuery>,
+}
+
+impl CatalogRequest {
+    /// From `x-catalog://host:port/name[?form parameters]` (see the module doc).
+    pub fn parse(input: &str) -> Result<CatalogRequest, Error> {
+        let (csid, form) = match input.split_once('?') {
+            Some((c, f)) => (c, Some(f)),
+            None => (input, None),
+        };
+        let csid = Csid::parse(csid).map_err(|e| Error::Config(format!("{input}: {e}")))?;
+        let pairs: Vec<(String, String)> = form
+            .map(|f| form_urlencoded::parse(f.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        let has_type = pairs
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("type") || k.eq_ignore_ascii_case("RDM-Type"));
+        let mut all: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if !has_type {
+            all.push(("type", "rd-request"));
+        }
+        let (mut header, query) =
+            request_from_form(all).map_err(|e| Error::Config(format!("{input}: {e}")))?;
+        if !matches!(
+            header.rdm_type,
+            RdmType::RdRequest | RdmType::RdRequestDeleted
+        ) {
+            return Err(Error::Config(format!(
+                "{input}: an input runs rd-request or rd-request-deleted, not {} \
+                 (use `soif rdm` for other requests)",
+                header.rdm_type
+            )));
+        }
+        if header.catalog.is_some() {
+            return Err(Error::Config(format!(
+                "{input}: the catalog is named by the x-catalog:// URL itself, not by csid="
+            )));
+        }
+        header.catalog = Some(csid.clone());
+        if header.query_language.is_none() {
+            header.query_language = Some(QueryLanguage::Gatherer);
+        }
+        let query = Some(query.unwrap_or_else(|| RdmQuery::with_scope("all")));
+        Ok(CatalogRequest {
+            endpoint: csid.endpoint(),
+            header,
+            query,
+        })
+    }
+
+    /// The message body: the `@RDMHEADER`, then the `@RDMQUERY` if any.
+    pub fn message(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        soif_codecs::soif::encode_record(&self.header.to_record(), &mut out);
+        if let Some(q) = &self.query {
+            soif_codecs::soif::encode_record(&q.to_record(), &mut out);
+        }
+        out
+    }
+}
+
+/// Sends `request`; returns the reply if it is a success, else an error with the server's
+/// `RDM-Error-Message` (or the HTTP status).
+pub async fn send(
+    client: &reqwest::Client,
+    request: &CatalogRequest,
+    name: &str,
+) -> Result<reqwest::Response, Error> {
+    let resp = client
+        .post(&request.endpoint)
+        .header(reqwest::header::CONTENT_TYPE, RDM_CONTENT_TYPE)
+        .body(request.message())
+        .send()
+        .await
+        .map_err(|e| Error::Fatal(format!("{name}: {}", error_chain(&e))))?;
+    let status = resp.status();
+    if status.is_success() {
+        return Ok(resp);
+    }
+    let mut resp = resp;
+    let mut reply = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        reply.extend_from_slice(&chunk[..chunk.len().min(MAX_ERROR_REPLY - reply.len())]);
+        if reply.len() >= MAX_ERROR_REPLY {
+            break;
+        }
+    }
+    let message = error_message(&reply).unwrap_or_else(|| "(no RDM-Error-Message)".into());
+    Err(Error::Fatal(format!(
+        "{name}: the catalog server answered HTTP {status}: {message}"
+    )))
+}
+
+/// The `RDM-Error-Message` in the `@RDMHEADER` at the start of `reply`.
+pub fn error_message(reply: &[u8]) -> Option<String> {
+    let end = reply
+        .windows(2)
+        .position(|w| w == b"}\n")
+        .map_or(reply.len(), |i| i + 2);
+    soif_codecs::soif::decode_all(&reply[..end], DecoderOptions::default())
+        .into_iter()
+        .next()?
+        .ok()
+        .and_then(|r| RdmHeader::from_record(&r).ok())
+        .and_then(|h| h.error_message)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+/// Runs the `rd-request` of `input` and returns its RDs as a record stream.
+pub async fn open(
+    client: &reqwest::Client,
+    input: &str,
+    name: Arc<str>,
+    max_record_size: usize,
+) -> Result<InputData, Error> {
+    let request = CatalogRequest::parse(input)?;
+    let deleted = request.header.rdm_type == RdmType::RdRequestDeleted;
+    let resp = send(client, &request, &name).await?;
+    let body = resp
+        .bytes_stream()
+        .map(|r| r.map_err(std::io::Error::other))
+        .boxed();
+    let mut opts = DecoderOptions::with_max_record_size(max_record_size);
+    opts.input = Some(name.clone());
+    let frames =
+        FramedRead::with_capacity(StreamReader::new(body), SoifDecoder::new(opts), 64 << 10);
+    let state = Reply {
+        frames,
+        header_seen: false,
+        done: false,
+        deleted,
+        name,
+    };
+    Ok(InputData::Records(Box::pin(futures::stream::unfold(
+        state,
+        |mut s| async move {
+            let item = s.next_item().await?;
+            Some((item, s))
+        },
+    ))))
+}
+
+type Frames = FramedRead<
+    StreamReader<futures::stream::BoxStream<'static, std::io::Result<Bytes>>, Bytes>,
+    SoifDecoder,
+>;
+
+struct Reply {
+    frames: Frames,
+    header_seen: bool,
+    done: bool,
+    deleted: bool,
+    name: Arc<str>,
+}
+
+impl Reply {
+    async fn next_item(&mut self) -> Option<RecordItem> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let item = match self.frames.next().await {
+                None => {
+                    self.done = true;
+                    if !self.header_seen {
+                        return Some(Err(Error::Fatal(format!(
+                            "{}: the catalog server's reply is empty (no @RDMHEADER)",
+                            self.name
+                        ))));
+                    }
+                    return None;
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(Error::io(self.name.to_string(), e)));
+                }
+                Some(Ok(item)) => item,
+            };
+            if !self.header_seen {
+                self.header_seen = true;
+                let record = match item {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(Error::Fatal(format!(
+                            "{}: the reply does not start with an @RDMHEADER: {e}",
+                            self.name
+                        ))));
+                    }
+                };
+                match RdmHeader::from_record(&record) {
+                    Ok(h)
+                        if matches!(
+                            h.rdm_type,
+                            RdmType::RdResponse | RdmType::RdResponseDeleted
+                        ) =>
+                    {
+                        if h.rdm_type == RdmType::RdResponseDeleted {
+                            self.deleted = true;
+                        }
+                        continue;
+                    }
+                    Ok(h) => {
+                        self.done = true;
+                        return Some(Err(Error::Fatal(format!(
+                            "{}: the server answered {}{}",
+                            self.name,
+                            h.rdm_type,
+                            h.error_message
+                                .map(|m| format!(": {m}"))
+                                .unwrap_or_default()
+                        ))));
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(Error::Fatal(format!(
+                            "{}: the reply does not start with an RDM header: {e}",
+                            self.name
+                        ))));
+                    }
+                }
+            }
+            return Some(Ok(match item {
+                Ok(mut record) => {
+                    if self.deleted {
+                        record.action = Some(Action::Delete);
+                    }
+                    Ok(record)
+                }
+                Err(e) => Err(Rejection::from(e)),
+            }));
+        }
+    }
+}
+
+/// Reads a whole reply's records (tests and small uses; the engine streams).
+pub async fn collect(
+    client: &reqwest::Client,
+    input: &str,
+) -> Result<Vec<Result<Record, Rejection>>, Error> {
+    let data = open(client, input, Arc::from(input), 64 << 20).await?;
+    let InputData::Records(mut stream) = data else {
+        return Err(Error::Fatal("a catalog input yields records".into()));
+    };
+    let mut out = Vec::new();
+    while let Some(item) = stream.next().await {
+        out.push(item?);
+    }
+    Ok(out)
+}
+
+/// Copies the RDs of `input`'s reply to `out` as canonical SOIF (deletions inside
+/// `@DELETE { }`), for a second pass over a catalog input (the CSV column pass). Records
+/// the server sent but that cannot be decoded are left to the second pass's reading of the
+/// copy: they are written as their original bytes.
+pub async fn spool_to(
+    client: &reqwest::Client,
+    input: &str,
+    out: &mut (impl tokio::io::AsyncWrite + Unpin),
+) -> Result<(), Error> {
+    use tokio::io::AsyncWriteExt;
+    let data = open(client, input, Arc::from(input), usize::MAX >> 1).await?;
+    let InputData::Records(mut stream) = data else {
+        return Err(Error::Fatal("a catalog input yields records".into()));
+    };
+    let mut encoder = soif_codecs::soif::SoifEncoder::new();
+    let mut buf = Vec::new();
+    let write_err = |e| Error::io(format!("copying {input}"), e);
+    while let Some(item) = stream.next().await {
+        buf.clear();
+        match item? {
+            Ok(record) => encoder.encode(&record, &mut buf),
+            Err(rejection) => {
+                encoder.finish(&mut buf);
+                if let Some(raw) = rejection.raw {
+                    buf.extend_from_slice(&raw);
+                }
+            }
+        }
+        out.write_all(&buf).await.map_err(write_err)?;
+    }
+    buf.clear();
+    encoder.finish(&mut buf);
+    out.write_all(&buf).await.map_err(write_err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use soif_codecs::rdm::{GathererScope, ViewHits};
+
+    #[test]
+    fn requests_from_catalog_urls() {
+        let r = CatalogRequest::parse("x-catalog://127.0.0.1:8080/books").unwrap();
+        assert_eq!(r.endpoint, "http://127.0.0.1:8080/rdm/incoming");
+        assert_eq!(r.header.rdm_type, RdmType::RdRequest);
+        assert_eq!(r.header.query_language, Some(QueryLanguage::Gatherer));
+        assert_eq!(r.header.catalog.as_ref().unwrap().name, "books");
+        let q = r.query.unwrap();
+        assert_eq!(q.gatherer_scope().unwrap(), Some(GathererScope::All));
+
+        let r = CatalogRequest::parse(
+            "x-catalog://h:1/c?type=rd-request-deleted&scope=since+Sun,+06+Nov+1994+08:49:37+GMT&view-hits=11..20",
+        )
+        .unwrap();
+        assert_eq!(r.header.rdm_type, RdmType::RdRequestDeleted);
+        let q = r.query.unwrap();
+        assert!(matches!(
+            q.gatherer_scope().unwrap(),
+            Some(GathererScope::Since(_))
+        ));
+        assert_eq!(
+            q.view.hits,
+            Some(ViewHits::Range {
+                first: 11,
+                last: 20
+            })
+        );
+
+        for bad in [
+            "x-catalog://h:1/c?type=status-request",
+            "x-catalog://h:1/c?view-hits=ten",
+            "x-catalog://h:1/c?csid=x-catalog://h:2/d",
+            "x-catalog://h:x/c",
+        ] {
+            assert!(CatalogRequest::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_message_is_header_then_query() {
+        let r = CatalogRequest::parse("x-catalog://h:1/c").unwrap();
+        let text = String::from_utf8(r.message()).unwrap();
+        assert!(text.starts_with("@RDMHEADER { -\n"), "{text}");
+        assert!(
+            text.contains("Catalog-Service-ID{17}:\tx-catalog://h:1/c\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("@RDMQUERY { -\nScope{3}:\tall\n}\n"),
+            "{text}"
+        );
+    }
+}
