@@ -587,8 +587,11 @@ struct Chain<'a> {
     counts: &'a mut Counts,
     /// While transforms finish: sends `out` on once it holds [`FINISH_BATCH_RECORDS`];
     /// false when a sink has gone.
-    flush: Option<&'a mut dyn FnMut(&mut Vec<Record>, &mut Counts) -> bool>,
+    flush: Option<&'a mut Flush<'a>>,
 }
+
+/// Sends a batch of records on to the sinks; false when a sink has gone.
+type Flush<'a> = dyn FnMut(&mut Vec<Record>, &mut Counts) -> bool + 'a;
 
 /// Records per batch sent on while transforms finish.
 const FINISH_BATCH_RECORDS: usize = 256;
