@@ -9,7 +9,10 @@
 #   soif convert --to null     parse and count only
 #   cat                        the floor: reading the file
 #   jq -c .                    re-printing the same data as JSON Lines
-# plus one record whose value is SIZE bytes (soif --to null), for memory.
+# plus one record whose value is SIZE bytes (soif --to null), for memory;
+# and loading SQLite (records/s, into a fresh database each run):
+#   soif convert --to sqlite   SOIF -> a table per template (WAL, 1000 rows per commit)
+#   sqlite3 .import --csv      sqlite3's own CSV import of the same records (as CSV)
 # MB/s is the SOIF input size (10^6 bytes) over the mean time; jq's figure is over the
 # JSON Lines input it reads.
 set -euo pipefail
@@ -32,6 +35,7 @@ need() {
 }
 need hyperfine hyperfine
 need jq jq
+need sqlite3 sqlite3
 [ -x /usr/bin/time ] || need /usr/bin/time time
 
 (cd "$ROOT" && cargo build --release --quiet --bin soif --bin soif-gen)
@@ -70,6 +74,32 @@ for i in "${!cmds[@]}"; do
     rss_kb=$( { /usr/bin/time -f '%M' sh -c "${cmds[$i]}" >/dev/null; } 2>&1 | tail -1)
     mbps=$(awk -v b="${sizes[$i]}" -v t="$mean" 'BEGIN { printf "%.0f", b / 1e6 / t }')
     printf '| %-34s | %10.3f | %9s | %13.1f |\n' "${names[$i]}" "$mean" "$mbps" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
+done
+
+CSV=$WORK/bench.csv
+DB=$WORK/bench.db
+[ -s "$CSV" ] || "$SOIF" convert "$DATA" --to csv -q -o "$CSV"
+csv_bytes=$(stat -c %s "$CSV")
+echo
+echo "# SQLite load: $records records; the CSV copy is $csv_bytes bytes"
+echo
+snames=("soif convert --to sqlite" "sqlite3 .import --csv (same data)")
+scmds=(
+    "$SOIF convert $DATA --to sqlite -q -o $DB"
+    "sqlite3 $DB '.import --csv $CSV FILE'"
+)
+printf '| %-34s | %10s | %11s | %13s |\n' "load into SQLite" "mean s" "records/s" "peak RSS MiB"
+printf '|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-------------" "---------------"
+for i in "${!scmds[@]}"; do
+    json=$WORK/hf-sqlite-$i.json
+    hyperfine --style none --warmup 1 --runs "$RUNS" --prepare "rm -f $DB $DB-wal $DB-shm" \
+        --export-json "$json" "${scmds[$i]}" >/dev/null 2>&1
+    mean=$(jq '.results[0].mean' "$json")
+    rm -f "$DB" "$DB-wal" "$DB-shm"
+    rss_kb=$( { /usr/bin/time -f '%M' sh -c "${scmds[$i]}" >/dev/null; } 2>&1 | tail -1)
+    rm -f "$DB" "$DB-wal" "$DB-shm"
+    rps=$(awk -v n="$records" -v t="$mean" 'BEGIN { printf "%.0f", n / t }')
+    printf '| %-34s | %10.3f | %11s | %13.1f |\n' "${snames[$i]}" "$mean" "$rps" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
 done
 echo
 echo "# data kept in $WORK (delete it when done)"
