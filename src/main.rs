@@ -39,6 +39,8 @@ enum Command {
     Stats(cmd::stats::StatsArgs),
     /// Check records against an RDM @SCHEMA; exit 3 when some fail.
     Validate(cmd::validate::ValidateArgs),
+    /// Send one RDM request to a catalog server and print the reply.
+    Rdm(cmd::rdm::RdmArgs),
     /// Serve SQLite catalogs over RDM (GET/POST /rdm/incoming).
     Serve(cmd::serve::ServeArgs),
 }
@@ -51,5 +53,6 @@ fn main() -> ExitCode {
         Command::Stats(args) => cmd::stats::run(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Rdm(args) => cmd::rdm::run(args),
     }
 }

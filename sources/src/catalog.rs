@@ -112,6 +112,14 @@ impl CatalogRequest {
     }
 }
 
+/// An HTTP client for catalog requests (what `soif rdm` uses).
+pub fn client() -> Result<reqwest::Client, Error> {
+    reqwest::Client::builder()
+        .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))
+}
+
 /// Sends `request`; returns the reply if it is a success, else an error with the server's
 /// `RDM-Error-Message` (or the HTTP status).
 pub async fn send(
