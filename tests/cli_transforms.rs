@@ -1189,3 +1189,65 @@ output = "{soif}"
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("memory_budget"), "{}", stderr(&out));
 }
+
+// --- docs/transforms.md --------------------------------------------------------------------
+
+/// Splits a command line as a POSIX shell would for the simple cases the docs use:
+/// whitespace between words, single quotes around a word with spaces.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                in_word = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    assert!(!quoted, "unbalanced quote in {line:?}");
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+#[test]
+fn the_examples_in_docs_transforms_md_print_what_the_page_shows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/transforms.md")).unwrap();
+    let mut examples = 0;
+    let mut rest = page.as_str();
+    while let Some(start) = rest.find("```console\n") {
+        let block = &rest[start + "```console\n".len()..];
+        let end = block.find("```\n").expect("a closed block");
+        let (command, expected) = block[..end]
+            .split_once('\n')
+            .expect("a command line and its output");
+        rest = &block[end..];
+        let words = shell_words(command.strip_prefix("$ soif ").expect("`$ soif …`"));
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let out = run_in(Some(root), &args, b"");
+        assert!(
+            [0, 3].contains(&code(&out)),
+            "{command}: exit {}\n{}",
+            code(&out),
+            stderr(&out)
+        );
+        assert_eq!(stdout(&out), expected, "{command}");
+        examples += 1;
+    }
+    assert!(examples >= 10, "only {examples} examples found");
+}
