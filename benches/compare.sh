@@ -3,6 +3,7 @@
 #
 #   benches/compare.sh                 # 200 MB of records (SIZE=200MB)
 #   SIZE=2GB RUNS=1 benches/compare.sh
+#   WORK=/tmp/bench SKIP_BUILD=1 benches/compare.sh   # reuse data and binaries
 #
 # Times (hyperfine, mean of RUNS runs after one warm-up) and peak RSS (/usr/bin/time):
 #   soif convert --to jsonl    SOIF -> JSON Lines
@@ -18,6 +19,7 @@
 set -euo pipefail
 
 SIZE=${SIZE:-200MB}
+HUGE_SIZE=${HUGE:-100MB}
 RUNS=${RUNS:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/soif-bench.XXXXXX")}
@@ -38,14 +40,15 @@ need jq jq
 need sqlite3 sqlite3
 [ -x /usr/bin/time ] || need /usr/bin/time time
 
-(cd "$ROOT" && cargo build --release --quiet --bin soif --bin soif-gen)
+# SKIP_BUILD=1 uses the binaries already in target/release.
+[ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --release --quiet --bin soif --bin soif-gen)
 
 DATA=$WORK/bench.soif
 JSONL=$WORK/bench.jsonl
 HUGE=$WORK/huge.soif
 [ -s "$DATA" ] || "$GEN" --size "$SIZE" -o "$DATA"
 [ -s "$JSONL" ] || "$SOIF" convert "$DATA" --to jsonl -q -o "$JSONL"
-[ -s "$HUGE" ] || "$GEN" --size "$SIZE" --huge -o "$HUGE"
+[ -s "$HUGE" ] || "$GEN" --size "$HUGE_SIZE" --huge -o "$HUGE"
 soif_bytes=$(stat -c %s "$DATA")
 jsonl_bytes=$(stat -c %s "$JSONL")
 huge_bytes=$(stat -c %s "$HUGE")
@@ -55,13 +58,13 @@ echo "# soif benchmark: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -sr
 echo "# input: $soif_bytes bytes of SOIF ($records records), $jsonl_bytes bytes as JSON Lines"
 echo
 
-names=("soif convert --to jsonl" "soif convert --to null" "cat" "jq -c ." "soif --to null, one ${SIZE} record")
+names=("soif convert --to jsonl" "soif convert --to null" "cat" "jq -c ." "soif --to null, one ${HUGE_SIZE} record")
 cmds=(
     "$SOIF convert $DATA --to jsonl -q -o /dev/null"
     "$SOIF convert $DATA --to null -q"
     "cat $DATA > /dev/null"
     "jq -c . $JSONL > /dev/null"
-    "$SOIF convert $HUGE --to null -q"
+    "$SOIF convert $HUGE --to null -q --max-record-size 1GiB"
 )
 sizes=("$soif_bytes" "$soif_bytes" "$soif_bytes" "$jsonl_bytes" "$huge_bytes")
 

@@ -227,11 +227,12 @@ static ESCAPE: [u8; 256] = {
     t
 };
 
-/// True when one of the 8 bytes of `w` needs escaping: below 0x20, `"` or `\`.
-/// (The classic "has a byte less than n" / "has a zero byte" bit tricks; exact as a
-/// yes/no answer.)
+/// Flags (bit 7 of each byte) the bytes of `w` that need escaping: below 0x20, `"` or
+/// `\`. These are the classic "has a byte less than n" / "has a zero byte" bit tricks:
+/// borrows can flag a byte after a true hit, but never before, so the lowest flag is
+/// exactly the first byte to escape.
 #[inline]
-fn word_needs_escape(w: u64) -> bool {
+fn escape_mask(w: u64) -> u64 {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let control = w.wrapping_sub(LO * 0x20) & !w & HI;
@@ -239,7 +240,7 @@ fn word_needs_escape(w: u64) -> bool {
     let quote = q.wrapping_sub(LO) & !q & HI;
     let b = w ^ (LO * b'\\' as u64);
     let backslash = b.wrapping_sub(LO) & !b & HI;
-    (control | quote | backslash) != 0
+    control | quote | backslash
 }
 
 /// A JSON string, escaping only what JSON requires.
@@ -250,49 +251,55 @@ fn write_str(s: &str, out: &mut Vec<u8>) {
 
 /// Writes `bytes` as a JSON string if they are valid UTF-8 and returns true; otherwise
 /// writes nothing and returns false. One pass for the common case: the text is scanned
-/// eight bytes at a time for bytes to escape and for non-ASCII bytes, and UTF-8 is
-/// validated (once, from there to the end) only when a non-ASCII byte shows up.
+/// eight bytes at a time for the first byte to escape or the first non-ASCII byte; UTF-8
+/// is validated (once, from there to the end) only when a non-ASCII byte shows up.
 fn write_text(bytes: &[u8], out: &mut Vec<u8>) -> bool {
     const HI: u64 = 0x8080_8080_8080_8080;
     let mark = out.len();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    let n = bytes.len();
     let mut start = 0;
     let mut i = 0;
-    let mut validated = false;
-    while i < bytes.len() {
-        let word = bytes
-            .get(i..i + 8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
-        let ascii = match word {
-            Some(w) => w & HI == 0,
-            None => bytes[i..].is_ascii(),
-        };
-        if !validated && !ascii {
-            // Everything before `i` was ASCII, so `i` is a character boundary.
-            if std::str::from_utf8(&bytes[i..]).is_err() {
+    // Non-ASCII bytes still to be checked; 0 once the rest is known to be UTF-8.
+    let mut unchecked = HI;
+    while let Some(c) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        let m = escape_mask(w) | (w & unchecked);
+        if m == 0 {
+            i += 8;
+            continue;
+        }
+        let at = i + (m.trailing_zeros() / 8) as usize;
+        let b = bytes[at];
+        if b >= 0x80 {
+            // Everything before `at` was ASCII, so `at` is a character boundary.
+            if std::str::from_utf8(&bytes[at..]).is_err() {
                 out.truncate(mark);
                 return false;
             }
-            validated = true;
+            unchecked = 0;
+            i = at;
+            continue;
         }
-        if let Some(w) = word {
-            if !word_needs_escape(w) {
-                i += 8;
-                continue;
-            }
+        out.extend_from_slice(&bytes[start..at]);
+        escape_byte(b, ESCAPE[b as usize], out);
+        start = at + 1;
+        i = at + 1;
+    }
+    if unchecked != 0 && !bytes[i..].is_ascii() && std::str::from_utf8(&bytes[i..]).is_err() {
+        out.truncate(mark);
+        return false;
+    }
+    while i < n {
+        let b = bytes[i];
+        let esc = ESCAPE[b as usize];
+        if esc != 0 {
+            out.extend_from_slice(&bytes[start..i]);
+            escape_byte(b, esc, out);
+            start = i + 1;
         }
-        let end = (i + 8).min(bytes.len());
-        while i < end {
-            let b = bytes[i];
-            let esc = ESCAPE[b as usize];
-            if esc != 0 {
-                out.extend_from_slice(&bytes[start..i]);
-                escape_byte(b, esc, out);
-                start = i + 1;
-            }
-            i += 1;
-        }
+        i += 1;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
@@ -395,6 +402,31 @@ mod tests {
                     assert_eq!(back, text);
                     assert_eq!(out, serde_json::to_vec(&text).unwrap(), "{text:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn random_mixtures_agree_with_serde_json() {
+        let alphabet: Vec<char> = "ab \"\\\n\t\u{0}\u{1f}é€😀\u{7f}z".chars().collect();
+        let mut seed = 12345u64;
+        for _ in 0..3000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (seed >> 33) as usize % 40;
+            let text: String = (0..len)
+                .map(|i| alphabet[((seed >> (i % 50)) as usize + i * 7) % alphabet.len()])
+                .collect();
+            let mut out = Vec::new();
+            assert!(write_text(text.as_bytes(), &mut out));
+            assert_eq!(out, serde_json::to_vec(&text).unwrap(), "{text:?}");
+            // Cut inside a multi-byte character: not UTF-8 any more, nothing written.
+            if let Some(p) = text.char_indices().find(|(_, c)| c.len_utf8() > 1) {
+                let cut = &text.as_bytes()[..p.0 + 1];
+                let mut out = vec![b'x'];
+                assert!(!write_text(cut, &mut out));
+                assert_eq!(out, b"x");
             }
         }
     }
