@@ -41,10 +41,12 @@
 //! - `soif_meta(key TEXT PRIMARY KEY, value TEXT)`: `layout_version` = `1`.
 //! - `soif_tables(template TEXT PRIMARY KEY, table_name TEXT UNIQUE, created TEXT)`;
 //!   `template` is a BLOB when the template is not UTF-8.
-//! - `soif_columns(table_name, position, attribute, column_name, sql_type, data_type)`,
-//!   primary key `(table_name, position)`; `position` counts from 1 in order of first
-//!   appearance; `attribute` is TEXT (BLOB when not UTF-8); `data_type` is the schema's
-//!   `Data-Type` or NULL.
+//! - `soif_columns(table_name, position, attribute, column_name, sql_type, data_type,
+//!   json)`, primary key `(table_name, position)`; `position` counts from 1 in order of
+//!   first appearance; `attribute` is TEXT (BLOB when not UTF-8); `data_type` is the
+//!   schema's `Data-Type` or NULL; `json` is 1 once the column has held a JSON value (a
+//!   list, a part, a repeated name), telling readers to parse JSON arrays and objects in
+//!   it.
 //! - `soif_deletions(template TEXT, url TEXT, deleted TEXT, run_id INTEGER)`, primary key
 //!   `(template, url)`.
 //! - `soif_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, inputs TEXT, started TEXT, finished
@@ -168,6 +170,10 @@ pub struct ColumnInfo {
     pub sql_type: String,
     /// The schema's `Data-Type`, when a schema gave one.
     pub data_type: Option<String>,
+    /// True once a list, a nested part or a repeated name has been stored in this column
+    /// as JSON text; [`TableInfo::record_from_row`] then reads JSON arrays and objects
+    /// back as lists and parts.
+    pub json: bool,
 }
 
 /// One template's table.
@@ -196,8 +202,10 @@ impl TableInfo {
     }
 
     /// A record from a row selected by [`TableInfo::select_sql`]: NULL columns are absent
-    /// attributes; TEXT and BLOB give their bytes; numbers their decimal text. JSON text
-    /// (lists, parts) comes back as the text it is.
+    /// attributes; TEXT and BLOB give their bytes; numbers their decimal text. In a
+    /// [`ColumnInfo::json`] column, a JSON array or object becomes a [`Value::List`] or
+    /// [`Value::Object`] again (`{"base64": …}` the bytes it holds), so
+    /// [`Record::flattened`] writes it as `Author-1`, `Author-2`, `Embed<1>-Type` in SOIF.
     pub fn record_from_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
         let mut record = Record::new(self.template.clone(), value_bytes(row.get_ref(0)?));
         for (i, c) in self.columns.iter().enumerate() {
@@ -205,12 +213,47 @@ impl TableInfo {
             if v == ValueRef::Null {
                 continue;
             }
+            let value = match v {
+                ValueRef::Text(t) if c.json && matches!(t.first(), Some(b'[' | b'{')) => {
+                    match serde_json::from_slice::<serde_json::Value>(t) {
+                        Ok(j) => json_value(&j),
+                        Err(_) => Value::Bytes(Bytes::copy_from_slice(t)),
+                    }
+                }
+                other => Value::Bytes(value_bytes(other)),
+            };
             record.attributes.push(Attribute {
                 name: c.attribute.clone(),
-                value: Value::Bytes(value_bytes(v)),
+                value,
             });
         }
         Ok(record)
+    }
+}
+
+/// The inverse of [`to_json`]: strings are bytes, `{"base64": …}` the bytes it encodes,
+/// arrays lists, other objects parts (an array under a name is kept as a list).
+fn json_value(j: &serde_json::Value) -> Value {
+    use base64::Engine as _;
+    match j {
+        serde_json::Value::String(s) => Value::Bytes(Bytes::copy_from_slice(s.as_bytes())),
+        serde_json::Value::Array(items) => Value::List(items.iter().map(json_value).collect()),
+        serde_json::Value::Object(m) => {
+            if let (1, Some(serde_json::Value::String(b64))) = (m.len(), m.get("base64")) {
+                if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) {
+                    return Value::Bytes(Bytes::from(bytes));
+                }
+            }
+            Value::Object(
+                m.iter()
+                    .map(|(k, v)| Attribute {
+                        name: Bytes::copy_from_slice(k.as_bytes()),
+                        value: json_value(v),
+                    })
+                    .collect(),
+            )
+        }
+        other => Value::Bytes(Bytes::from(other.to_string())),
     }
 }
 
@@ -402,6 +445,7 @@ CREATE TABLE IF NOT EXISTS soif_columns (
     column_name TEXT NOT NULL,
     sql_type TEXT NOT NULL,
     data_type TEXT,
+    json INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (table_name, position)
 );
 CREATE TABLE IF NOT EXISTS soif_deletions (
@@ -565,7 +609,7 @@ impl SqliteStore {
             });
         }
         let mut st = self.conn.prepare(
-            "SELECT attribute, column_name, sql_type, data_type FROM soif_columns
+            "SELECT attribute, column_name, sql_type, data_type, json FROM soif_columns
              WHERE table_name = ?1 ORDER BY position",
         )?;
         for info in &mut infos {
@@ -576,6 +620,7 @@ impl SqliteStore {
                     column: r.get(1)?,
                     sql_type: r.get(2)?,
                     data_type: r.get(3)?,
+                    json: r.get(4)?,
                 });
             }
         }
@@ -788,6 +833,7 @@ impl SqliteStore {
                 column,
                 sql_type: sql_type_for(data_type.as_deref()).to_string(),
                 data_type,
+                json: false,
             });
         }
         let table_name = table.info.table.clone();
@@ -886,6 +932,8 @@ impl SqliteStore {
             }
         }
         let merge = mode == UpsertMode::Merge;
+        // Columns that get their first JSON value now, to be marked in soif_columns.
+        let mut newly_json: Vec<usize> = Vec::new();
         // Merge: only the columns this record has, in table order.
         let mut present: Vec<&str> = Vec::new();
         let mut params: Vec<ToSqlOutput<'_>> = Vec::with_capacity(ncols + 1);
@@ -905,6 +953,10 @@ impl SqliteStore {
             } else {
                 1
             };
+            let is_json = count > 1 || !matches!(record.attributes[i].value, Value::Bytes(_));
+            if is_json && !table.info.columns[c].json {
+                newly_json.push(c);
+            }
             if count > 1 {
                 // The same name several times in one record: a JSON array, nothing dropped.
                 let items: Vec<serde_json::Value> = record
@@ -936,6 +988,9 @@ impl SqliteStore {
         if let Err(e) = result {
             return Err(self.err(&format!("upserting into {table_name}"), e));
         }
+        if !newly_json.is_empty() {
+            self.mark_json(&record.template, &newly_json)?;
+        }
         if self.deletions_exist {
             self.conn
                 .prepare_cached("DELETE FROM soif_deletions WHERE template = ?1 AND url = ?2")
@@ -943,6 +998,28 @@ impl SqliteStore {
                     st.execute(params![key_param(&record.template), key_param(&record.url)])
                 })
                 .map_err(|e| self.err("clearing soif_deletions", e))?;
+        }
+        Ok(())
+    }
+
+    /// Records that these columns now hold JSON (same transaction as the row).
+    fn mark_json(&mut self, template: &Bytes, columns: &[usize]) -> Result<(), StoreError> {
+        let Some(table) = self.tables.get(template) else {
+            return Ok(());
+        };
+        let name = table.info.table.clone();
+        for &c in columns {
+            self.conn
+                .execute(
+                    "UPDATE soif_columns SET json = 1 WHERE table_name = ?1 AND position = ?2",
+                    params![name, (c + 1) as i64],
+                )
+                .map_err(|e| self.err("marking a JSON column in soif_columns", e))?;
+        }
+        if let Some(t) = self.tables.get_mut(template) {
+            for &c in columns {
+                t.info.columns[c].json = true;
+            }
         }
         Ok(())
     }
@@ -1355,6 +1432,59 @@ mod tests {
             .unwrap();
         assert_eq!(a, r#"["A","B"]"#);
         assert_eq!(k, r#"["1","2"]"#);
+    }
+
+    #[test]
+    fn collapsed_values_come_back_as_lists_and_parts() {
+        let mut s = mem();
+        let r = Record::new("FILE", "u")
+            .with("Title", "[not json")
+            .with(
+                "Author",
+                Value::List(vec!["Alan O. Freier".into(), Value::from(vec![0xe9u8])]),
+            )
+            .with(
+                "Embed",
+                Value::List(vec![Value::Object(vec![
+                    Attribute::new("Type", "PostScript"),
+                    Attribute::new("File-Size", "428233"),
+                ])]),
+            );
+        s.upsert(&r).unwrap();
+        let t = s.table(b"FILE").unwrap();
+        let json: Vec<bool> = t.columns.iter().map(|c| c.json).collect();
+        assert_eq!(json, [false, true, true]);
+        let back = s.get(b"FILE", b"u").unwrap().unwrap();
+        assert_eq!(back.attributes, r.attributes);
+        let flat: Vec<_> = back
+            .flattened()
+            .attributes
+            .iter()
+            .map(|a| a.name_str().into_owned())
+            .collect();
+        assert_eq!(
+            flat,
+            [
+                "Title",
+                "Author-1",
+                "Author-2",
+                "Embed<1>-Type",
+                "Embed<1>-File-Size"
+            ]
+        );
+        // The flag is in the database, for other readers.
+        assert_eq!(
+            count(
+                &s,
+                "SELECT sum(json) FROM soif_columns WHERE table_name = 'FILE'"
+            ),
+            2
+        );
+        s.reload().unwrap();
+        assert_eq!(
+            s.get(b"FILE", b"u").unwrap().unwrap().attributes,
+            r.attributes
+        );
     }
 
     #[test]
