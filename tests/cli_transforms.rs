@@ -596,6 +596,8 @@ fn validate_with_the_notes_schema() {
         3,
     );
     assert_eq!(summary(&out), counts(3, 0, 3, 0));
+    // Each record's bytes and the newline after it: here, the whole input file.
+    assert_eq!(std::fs::read(q).unwrap(), rfc_documents());
     let again = convert(&[q, "--to", "soif"], b"", 0);
     assert_eq!(again.stdout, rfc_documents());
 }
@@ -1137,6 +1139,7 @@ output = "{soif}"
     assert_eq!(summary(&out), counts(4, 0, 4, 0));
     let mut all = rfc_documents();
     all.extend(std::fs::read(fixture("rfc2655/dublin-core.soif")).unwrap());
+    assert_eq!(std::fs::read(d.join("rejected.soif")).unwrap(), all);
     let again = convert(
         &[d.join("rejected.soif").to_str().unwrap(), "--to", "soif"],
         b"",

@@ -641,11 +641,22 @@ fn rejection_of(record: &Record, reason: &str) -> Rejection {
         Some(p) => format!("{reason}, at {p}"),
         None => format!("{reason}, record {}", record.url_str()),
     };
-    let raw = record.raw.clone().or_else(|| {
-        let mut buf = Vec::new();
-        soif_codecs::soif::encode_record(record, &mut buf);
-        Some(buf.into())
-    });
+    // `Record::raw` ends at `}`: add the newline that followed it, so quarantined records
+    // stay one per line (`}\n@FILE {`), as the decoder's rejected bytes do.
+    let raw = match &record.raw {
+        Some(raw) if raw.ends_with(b"\n") => Some(raw.clone()),
+        Some(raw) => {
+            let mut buf = Vec::with_capacity(raw.len() + 1);
+            buf.extend_from_slice(raw);
+            buf.push(b'\n');
+            Some(buf.into())
+        }
+        None => {
+            let mut buf = Vec::new();
+            soif_codecs::soif::encode_record(record, &mut buf);
+            Some(buf.into())
+        }
+    };
     Rejection {
         message,
         position,
