@@ -241,3 +241,27 @@ fn killed_mid_load_then_rerun_converges() {
         "ok"
     );
 }
+
+#[test]
+fn collapsed_records_store_json_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let docs = fixture("rfc2655/documents.soif");
+    let harvest = fixture("harvest/ecrc-93-10.soif");
+    ok(convert(&[&docs, &harvest], &db, &["-q", "-t", "collapse"]));
+    assert_eq!(
+        one::<String>(
+            &db,
+            "SELECT Author FROM DOCUMENT WHERE url = 'http://home.netscape.com/eng/ssl3/ssl-toc.html'"
+        ),
+        r#"["Alan O. Freier","Philip Karlton","Paul C. Kocher"]"#
+    );
+    assert_eq!(
+        one::<String>(&db, "SELECT json_extract(Embed, '$[0].Type') FROM FILE"),
+        "PostScript"
+    );
+    assert_eq!(
+        one::<i64>(&db, "SELECT count(*) FROM soif_columns WHERE json = 1"),
+        2
+    );
+}
