@@ -1,0 +1,350 @@
+//! What the server refuses: submissions without the right token (nothing written),
+//! malformed bodies and requests (an RDM status-response with RDM-Error-Message and a
+//! fitting HTTP status, never a crash), bodies over the limit, bodies that break off.
+
+mod common;
+
+use common::*;
+use soif_codecs::rdm::RdmType;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn count(server: &Server) -> usize {
+    let r = get(server, "type=rd-request&ql=gatherer&scope=all").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.objects().len()
+}
+
+fn assert_refusal(r: &Reply, status: u16, needle: &str) {
+    assert_eq!(r.status, status, "{}", r.text());
+    assert_eq!(r.content_type(), "application/x-rdm");
+    let h = r.header();
+    assert_eq!(h.rdm_type, RdmType::StatusResponse);
+    let m = h.error_message.expect("RDM-Error-Message");
+    assert!(m.contains(needle), "{m:?} does not contain {needle:?}");
+    assert!(r
+        .text()
+        .contains("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn submissions_need_the_token_and_nothing_is_written_without_it() {
+    let server = Server::start(&["catalog"], Some(TOKEN)).await;
+    let docs = fixture("rfc2655/documents.soif");
+    for kind in ["rd-response", "rd-response-deleted"] {
+        let body = message(&[("RDM-Type", kind)], &docs);
+        let r = post(&server, body.clone(), None).await;
+        assert_refusal(&r, 401, "Authorization: Bearer");
+        assert!(r.headers.contains_key("www-authenticate"));
+        let r = post(&server, body.clone(), Some("wrong")).await;
+        assert_refusal(&r, 401, "wrong token");
+        let r = post(&server, body.clone(), Some(&TOKEN[..TOKEN.len() - 1])).await;
+        assert_refusal(&r, 401, "wrong token");
+        let r = post(&server, body.clone(), Some(&format!("{TOKEN}x"))).await;
+        assert_refusal(&r, 401, "wrong token");
+        // Basic auth is not a bearer token.
+        let resp = reqwest::Client::new()
+            .post(&server.endpoint)
+            .basic_auth("user", Some(TOKEN))
+            .header("content-type", "application/x-rdm")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 401);
+    }
+    assert_eq!(count(&server).await, 0);
+    let r = get(&server, "type=rd-request-deleted&scope=all").await;
+    assert!(r.objects().is_empty(), "no deletion was remembered");
+    // Reads are open, and the right token works.
+    let r = submit(&server, None, &docs).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(count(&server).await, 3);
+    server.stop().await;
+
+    // Without a configured token submissions are refused altogether.
+    let server = Server::start(&["catalog"], None).await;
+    let r = submit(&server, None, &docs).await;
+    assert_refusal(&r, 403, "without --token");
+    assert_eq!(count(&server).await, 0);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_bodies_get_status_responses() {
+    let server = Server::start(&["catalog"], Some(TOKEN)).await;
+    let docs = fixture("rfc2655/documents.soif");
+    let status_request = message(&[("RDM-Type", "status-request")], b"");
+    let cases: Vec<(Vec<u8>, u16, &str)> = vec![
+        (Vec::new(), 400, "the body is empty"),
+        (b"hello, world".to_vec(), 400, "request body"),
+        (
+            docs.clone(),
+            400,
+            "expected an @RDMHEADER object, found @DOCUMENT",
+        ),
+        (
+            b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{99}:\tstatus-request\n}\n".to_vec(),
+            400,
+            "request body",
+        ),
+        (
+            message(&[("RDM-Type", "rd-fetch")], b""),
+            400,
+            "invalid RDM-Type \"rd-fetch\"",
+        ),
+        (
+            b"@RDMHEADER { -\nRDM-Type{14}:\tstatus-request\n}\n".to_vec(),
+            400,
+            "RDM-Version",
+        ),
+        (
+            message(&[("RDM-Type", "status-request")], &docs),
+            400,
+            "empty body",
+        ),
+        (
+            message(
+                &[("RDM-Type", "rd-request")],
+                b"@RDMQUERY { -\nScope{3}:\tall\n}\n@RDMQUERY { -\nScope{3}:\tall\n}\n",
+            ),
+            400,
+            "at most one @RDMQUERY",
+        ),
+        (
+            message(
+                &[("RDM-Type", "rd-request")],
+                b"@RDMQUERY { -\nView-Hits{4}:\tlots\n}\n",
+            ),
+            400,
+            "View-Hits",
+        ),
+        (
+            message(
+                &[
+                    ("RDM-Type", "rd-request"),
+                    ("RDM-Query-Language", "gatherer"),
+                ],
+                b"@RDMQUERY { -\nScope{9}:\tyesterday\n}\n",
+            ),
+            400,
+            "the gatherer query language accepts",
+        ),
+        (
+            message(
+                &[("RDM-Type", "rd-request"), ("RDM-Query-Language", "sql")],
+                b"@RDMQUERY { -\nScope{3}:\tall\n}\n",
+            ),
+            501,
+            "query language sql",
+        ),
+        (
+            message(
+                &[
+                    ("RDM-Type", "rd-request-deleted"),
+                    ("RDM-Query-Language", "sample-keyword-ql"),
+                ],
+                b"@RDMQUERY { -\nScope{3}:\tall\n}\n",
+            ),
+            501,
+            "rd-request-deleted",
+        ),
+        (
+            message(
+                &[("RDM-Type", "status-request"), ("RDM-Version", "2.0")],
+                b"",
+            ),
+            400,
+            "RDM-Version is given more than once",
+        ),
+        (
+            message(&[("RDM-Type", "server-description-response")], b""),
+            501,
+            "does not accept server-description-response",
+        ),
+        (
+            message(
+                &[
+                    ("RDM-Type", "status-request"),
+                    ("Catalog-Service-ID", "http://x/"),
+                ],
+                b"",
+            ),
+            400,
+            "Catalog-Service-ID",
+        ),
+        (
+            message(
+                &[("RDM-Type", "rd-response")],
+                b"@FILE { -\nTitle{1}:\tx\n}\n",
+            ),
+            400,
+            "RD 1 (-)",
+        ),
+        (
+            message(
+                &[("RDM-Type", "rd-response")],
+                b"@FILE { http://a/\nTitle{9}:\tx\n}\n",
+            ),
+            400,
+            "request body",
+        ),
+    ];
+    for (body, status, needle) in cases {
+        let shown = String::from_utf8_lossy(&body).into_owned();
+        let r = post(&server, body, Some(TOKEN)).await;
+        assert_eq!(r.status, status, "{shown:?}: {}", r.text());
+        assert_refusal(&r, status, needle);
+    }
+    // A bad RD late in a submission: nothing of it is written.
+    let mut body = docs.clone();
+    body.extend_from_slice(b"@FILE { http://late/\nTitle{99}:\ttoo short\n}\n");
+    let r = post(
+        &server,
+        message(&[("RDM-Type", "rd-response")], &body),
+        Some(TOKEN),
+    )
+    .await;
+    assert_refusal(&r, 400, "record 5 (http://late/)");
+    assert_eq!(count(&server).await, 0);
+    // Wrong content type and encodings.
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .header("content-type", "text/plain")
+        .body(status_request.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .header("content-type", "application/x-rdm")
+        .header("content-encoding", "gzip")
+        .body(status_request.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 501);
+    // The form encoding of a POST works like GET.
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("type=status-request")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    // Bad GETs.
+    for (query, status, needle) in [
+        ("", 400, "RDM-Type"),
+        ("type=rd-response", 400, "not a request"),
+        ("type=status-request&scope=all", 400, "takes no scope"),
+        ("type=rd-request&ql=sample-keyword-ql", 400, "needs a Scope"),
+        (
+            "type=rd-request&ql=sample-keyword-ql&scope=+++",
+            400,
+            "needs a Scope",
+        ),
+        ("type=rd-request&bogus=1", 400, "bogus"),
+        ("type=rd-request&view-order=%2B", 400, "View-Order"),
+        (
+            "type=taxonomy-description-request&scope=sideways+ROOT",
+            400,
+            "taxonomy-basic",
+        ),
+        (
+            "type=schema-description-request&scope=defined+Nonsense",
+            400,
+            "Nonsense",
+        ),
+        ("type=rd-request&scope=%FF%FE", 400, "Scope"),
+    ] {
+        let r = get(&server, query).await;
+        assert_refusal(&r, status, needle);
+    }
+    let resp = reqwest::get(&server.endpoint).await.unwrap();
+    assert_eq!(resp.status(), 400);
+    // Still serving.
+    let r = get(&server, "type=status-request").await;
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("failed)"));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bodies_over_the_limit_are_refused_while_streaming() {
+    let server = Server::start_with(&["catalog"], Some(TOKEN), |c| {
+        c.max_body = 4096;
+        c.max_record_size = 1024;
+    })
+    .await;
+    // A declared Content-Length over the limit.
+    let big = message(&[("RDM-Type", "rd-response")], &vec![b' '; 5000]);
+    let r = post(&server, big, Some(TOKEN)).await;
+    assert_refusal(&r, 413, "larger than 4096 bytes");
+    // A chunked body (no length) that grows past the limit.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        std::iter::once(Ok(message(&[("RDM-Type", "rd-response")], b"")))
+            .chain((0..300).map(|i| {
+                let mut rd = Vec::new();
+                soif_codecs::soif::encode_record(
+                    &soif_codecs::Record::new("FILE", format!("http://x/{i}")).with("Title", "t"),
+                    &mut rd,
+                );
+                Ok(rd)
+            }))
+            .collect();
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/x-rdm")
+        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    // One object over --max-record-size.
+    let mut rd = b"@FILE { http://x/\nTitle{2000}:\t".to_vec();
+    rd.extend(std::iter::repeat_n(b'a', 2000));
+    rd.extend_from_slice(b"\n}\n");
+    let r = post(
+        &server,
+        message(&[("RDM-Type", "rd-response")], &rd),
+        Some(TOKEN),
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(count(&server).await, 0);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_submission_that_breaks_off_writes_nothing() {
+    let server = Server::start(&["catalog"], Some(TOKEN)).await;
+    let body = message(
+        &[("RDM-Type", "rd-response")],
+        &fixture("rfc2655/documents.soif"),
+    );
+    // Announce the whole body, send half of it, and hang up.
+    let mut stream = tokio::net::TcpStream::connect(&server.host).await.unwrap();
+    let head = format!(
+        "POST /rdm/incoming HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-rdm\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
+        server.host,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body[..body.len() / 2]).await.unwrap();
+    stream.shutdown().await.unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply).await;
+    drop(stream);
+    assert_eq!(count(&server).await, 0);
+    // Garbage on the wire does not bring the server down either.
+    let mut stream = tokio::net::TcpStream::connect(&server.host).await.unwrap();
+    stream.write_all(b"\x00\x01GARBAGE\r\n\r\n").await.unwrap();
+    let mut reply = Vec::new();
+    let _ = stream.read_to_end(&mut reply).await;
+    let r = get(&server, "type=status-request").await;
+    assert_eq!(r.status, 200);
+    server.stop().await;
+}
