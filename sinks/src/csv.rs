@@ -14,7 +14,8 @@
 //! `--charset latin1`, otherwise its bad bytes are replaced with U+FFFD and a warning is
 //! counted. NUL bytes become U+FFFD too (spreadsheets and older Python `csv` modules
 //! reject them), also counted. Multi-line values are quoted as RFC 4180 says. A list (after
-//! `collapse`) is joined with the list separator; a nested part is written as JSON; an
+//! `collapse`) is joined with the list separator (not escaped: pick one that the values do
+//! not contain, or use `jsonl` for exact lists); a nested part is written as JSON; an
 //! attribute name repeated within one record is joined like a list. An attribute that has
 //! no column is not written and is counted as a warning, so nothing disappears unnoticed.
 //!
