@@ -1,0 +1,484 @@
+//! End to end over real HTTP with the built binary: `soif serve`, the `rdm` sink, the
+//! `x-catalog://` source and `soif rdm`.
+//!
+//! The loop — Harvest file → `--to rdm` → server → `x-catalog://` input → jsonl — must give
+//! what a direct `--to jsonl` conversion gives (as a set: the catalog returns records table
+//! by table; and without the `@UPDATE` envelope's action, which a catalog stores as the
+//! upsert it is). A flaky network between sink and server (a POST cut off midway, a reply
+//! lost after the server stored the batch, a 503) loses nothing and doubles nothing.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const SOIF: &str = env!("CARGO_BIN_EXE_soif");
+const TOKEN: &str = "loop-token";
+
+fn fixture(path: &str) -> String {
+    format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `soif serve` on 127.0.0.1, port chosen by the system; killed on drop.
+struct Serve {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Serve {
+    fn start(extra: &[&str]) -> Serve {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("loop={}", dir.path().join("loop.db").display());
+        let mut child = Command::new(SOIF)
+            .args([
+                "serve",
+                "--db",
+                &db,
+                "--listen",
+                "127.0.0.1:0",
+                "--token",
+                TOKEN,
+            ])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "soif: serving http://127.0.0.1:PORT/rdm/incoming (catalogs: …)"
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Serve {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+
+    fn csid(&self) -> String {
+        format!("x-catalog://{}/loop", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn soif(args: &[&str]) -> std::process::Output {
+    Command::new(SOIF)
+        .args(args)
+        .env_remove("SOIF_TOKEN")
+        .output()
+        .unwrap()
+}
+
+/// JSON lines as a set, without the `update`/`refresh` envelope actions.
+fn json_set(stdout: &[u8]) -> BTreeSet<String> {
+    String::from_utf8(stdout.to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            if matches!(
+                o.get("action").and_then(|a| a.as_str()),
+                Some("update" | "refresh")
+            ) {
+                o.remove("action");
+            }
+            v.to_string()
+        })
+        .collect()
+}
+
+fn catalog_jsonl(csid: &str) -> BTreeSet<String> {
+    let out = soif(&["convert", csid, "--to", "jsonl", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_set(&out.stdout)
+}
+
+#[test]
+fn harvest_file_through_the_catalog_equals_the_direct_conversion() {
+    let server = Serve::start(&[]);
+    let inputs = [
+        fixture("rfc2655/documents.soif"),
+        fixture("harvest/ecrc-93-10.soif"),
+        fixture("rfc2655/dublin-core.soif"),
+    ];
+    let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let direct = soif(&[&["convert"], &inputs[..], &["--to", "jsonl", "-q"]].concat());
+    assert!(direct.status.success());
+    let direct = json_set(&direct.stdout);
+    assert!(direct.len() >= 5);
+
+    let csid = server.csid();
+    let sent = Command::new(SOIF)
+        .args(["convert"])
+        .args(&inputs)
+        .args(["--to", "rdm", "-o", &csid, "--batch-size", "2"])
+        .env("SOIF_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    assert_eq!(catalog_jsonl(&csid), direct);
+
+    // Sending the same records again is harmless (upserts).
+    let again = soif(
+        &[
+            &["convert"],
+            &inputs[..],
+            &["--to", "rdm", "-o", &csid, "--token", TOKEN, "-q"],
+        ]
+        .concat(),
+    );
+    assert!(again.status.success());
+    assert_eq!(catalog_jsonl(&csid), direct);
+
+    // An http:// URL reaches the default catalog.
+    let default = format!("http://{}/", server.addr);
+    let out = soif(&[
+        "convert",
+        &fixture("rfc2655/cip-hint.soif"),
+        "--to",
+        "rdm",
+        "-o",
+        &default,
+        "--token",
+        TOKEN,
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(catalog_jsonl(&csid).len() > direct.len());
+}
+
+#[test]
+fn a_missing_or_wrong_token_is_refused_and_nothing_is_written() {
+    let server = Serve::start(&[]);
+    let csid = server.csid();
+    let doc = fixture("rfc2655/documents.soif");
+    let none = soif(&["convert", &doc, "--to", "rdm", "-o", &csid]);
+    assert_eq!(none.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(err.contains("HTTP 401"), "{err}");
+    assert!(err.contains("Authorization: Bearer"), "{err}");
+    let wrong = soif(&[
+        "convert", &doc, "--to", "rdm", "-o", &csid, "--token", "nope",
+    ]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("wrong token"));
+    assert!(catalog_jsonl(&csid).is_empty());
+}
+
+#[test]
+fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
+    let server = Serve::start(&[]);
+    let csid = server.csid();
+    let docs = fixture("rfc2655/documents.soif");
+    assert!(
+        soif(&["convert", &docs, "--to", "rdm", "-o", &csid, "--token", TOKEN])
+            .status
+            .success()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let del = dir.path().join("del.soif");
+    std::fs::write(
+        &del,
+        "@DELETE {\n@DOCUMENT { http://home.netscape.com:80/\n}\n}\n",
+    )
+    .unwrap();
+    let out = soif(&[
+        "convert",
+        del.to_str().unwrap(),
+        "--to",
+        "rdm",
+        "-o",
+        &csid,
+        "--token",
+        TOKEN,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(catalog_jsonl(&csid).len(), 2);
+    // rd-request-deleted as an input: the RDs carry the action `delete`.
+    let deleted = format!("{csid}?type=rd-request-deleted&scope=all");
+    let out = soif(&["convert", &deleted, "--to", "jsonl", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("\"action\":\"delete\""), "{text}");
+    assert!(text.contains("http://home.netscape.com:80/"), "{text}");
+    // …so mirroring them into SQLite deletes there too.
+    let mirror = dir.path().join("mirror.db");
+    let m = mirror.to_str().unwrap();
+    assert!(soif(&["convert", &docs, "--to", "sqlite", "-o", m, "-q"])
+        .status
+        .success());
+    assert!(
+        soif(&["convert", &deleted, "--to", "sqlite", "-o", m, "-q"])
+            .status
+            .success()
+    );
+    let conn = rusqlite::Connection::open(&mirror).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM DOCUMENT", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn catalog_inputs_take_the_note_form_parameters() {
+    let server = Serve::start(&[]);
+    let csid = server.csid();
+    assert!(soif(&[
+        "convert",
+        &fixture("rfc2655/documents.soif"),
+        "--to",
+        "rdm",
+        "-o",
+        &csid,
+        "--token",
+        TOKEN
+    ])
+    .status
+    .success());
+    let q = format!(
+        "{csid}?ql=sample-keyword-ql&scope=netscape&view-hits=10&view-attributes=url,title,score"
+    );
+    let out = soif(&["convert", &q, "--to", "jsonl", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        text.lines().next().unwrap().contains("\"Score\":\"1000\""),
+        "{text}"
+    );
+    // A bad scope is the server's 400, with its message.
+    let bad = format!("{csid}?scope=whenever");
+    let out = soif(&["convert", &bad, "--to", "jsonl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("HTTP 400") && err.contains("gatherer query language"),
+        "{err}"
+    );
+    // CSV needs a first pass: the catalog input is copied once for it.
+    let out = soif(&["convert", &csid, "--to", "csv", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    assert!(
+        csv.lines().next().unwrap().starts_with("template,url,"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn soif_rdm_sends_one_request() {
+    let server = Serve::start(&["--taxonomy", &fixture("rdm/taxonomy.soif")]);
+    let csid = server.csid();
+    let out = soif(&["rdm", &csid, "--type", "status-request"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("@RDMHEADER { -\n"), "{text}");
+    assert!(text.contains("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">"));
+    let out = soif(&[
+        "rdm",
+        &csid,
+        "--type",
+        "taxonomy-description-request",
+        "--scope",
+        "anklebiter ROOT",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("@TAXONOMY { -\n") && text.contains("Id{18}:\tEducation/Training\n"));
+    assert_eq!(text.matches("@CLASSIFICATION").count(), 1, "{text}");
+    let other = format!("x-catalog://{}/elsewhere", server.addr);
+    let out = soif(&["rdm", &other, "--type", "server-description-request"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no catalog named \"elsewhere\""));
+    let out = soif(&["rdm", &csid, "--type", "rd-response"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = soif(&["rdm", &csid, "--type", "status-request", "--scope", "all"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// What the proxy does with its n-th connection.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// Reads part of the request, then hangs up (a POST cut off midway).
+    CutRequest,
+    /// Passes the request on, then hangs up instead of passing the reply back (the server
+    /// stored the batch; the client does not know).
+    LoseReply,
+    /// Answers 503 with an RDM status-response.
+    Unavailable,
+    /// Passes everything on.
+    Forward,
+}
+
+/// A TCP proxy in front of the server whose first connections fail as `faults` says.
+fn flaky_proxy(server: String, faults: Vec<Fault>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut client) = conn else { break };
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let fault = faults.get(n).copied().unwrap_or(Fault::Forward);
+            let server = server.clone();
+            std::thread::spawn(move || match fault {
+                Fault::CutRequest => {
+                    let mut buf = [0u8; 300];
+                    let _ = client.read(&mut buf);
+                    let _ = client.shutdown(Shutdown::Both);
+                }
+                Fault::Unavailable => {
+                    let mut buf = [0u8; 65536];
+                    let _ = client.read(&mut buf);
+                    let body = "@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\nRDM-Error-Message{11}:\tbusy, later\n}\n";
+                    let _ = write!(
+                        client,
+                        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/x-rdm\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = client.shutdown(Shutdown::Both);
+                }
+                Fault::LoseReply | Fault::Forward => {
+                    let Ok(mut upstream) = TcpStream::connect(&server) else {
+                        return;
+                    };
+                    let mut c2 = client.try_clone().unwrap();
+                    let mut u2 = upstream.try_clone().unwrap();
+                    let up = std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut c2, &mut u2);
+                        let _ = u2.shutdown(Shutdown::Write);
+                    });
+                    if matches!(fault, Fault::LoseReply) {
+                        // Wait for the reply to start (the server has committed), drop it.
+                        let mut buf = [0u8; 1];
+                        let _ = upstream.read(&mut buf);
+                        let _ = client.shutdown(Shutdown::Both);
+                        let _ = upstream.shutdown(Shutdown::Both);
+                    } else {
+                        let _ = std::io::copy(&mut upstream, &mut client);
+                        let _ = client.shutdown(Shutdown::Write);
+                    }
+                    let _ = up.join();
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[test]
+fn a_flaky_connection_loses_nothing_and_doubles_nothing() {
+    let server = Serve::start(&[]);
+    let faults = vec![
+        Fault::CutRequest,
+        Fault::Unavailable,
+        Fault::LoseReply,
+        Fault::CutRequest,
+    ];
+    let (proxy, connections) = flaky_proxy(server.addr.clone(), faults);
+    let inputs = [
+        fixture("rfc2655/documents.soif"),
+        fixture("harvest/ecrc-93-10.soif"),
+        fixture("rfc2655/dublin-core.soif"),
+    ];
+    let through_proxy = format!("x-catalog://{proxy}/loop");
+    let out = Command::new(SOIF)
+        .arg("convert")
+        .args(&inputs)
+        .args([
+            "--to",
+            "rdm",
+            "-o",
+            &through_proxy,
+            "--token",
+            TOKEN,
+            "--batch-size",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        connections.load(Ordering::SeqCst) >= 5,
+        "every fault was met"
+    );
+    let direct = soif(
+        &[
+            &["convert"],
+            &inputs.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            &["--to", "jsonl", "-q"],
+        ]
+        .concat(),
+    );
+    // Nothing lost, nothing doubled: exactly the input's records.
+    assert_eq!(catalog_jsonl(&server.csid()), json_set(&direct.stdout));
+
+    // A 4xx is not retried: the run stops with the server's message.
+    let refused = Command::new(SOIF)
+        .arg("convert")
+        .args(&inputs)
+        .args(["--to", "rdm", "-o", &through_proxy, "--token", "wrong"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("wrong token"));
+}
