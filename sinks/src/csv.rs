@@ -121,7 +121,8 @@ pub struct CsvSink<W: Write + Send> {
     warnings: u64,
     /// One cell per column, reused from row to row.
     row: Vec<String>,
-    records: u64,
+    /// Which cells of the current row have a value (an empty value counts).
+    filled: Vec<bool>,
 }
 
 struct Columns {
@@ -161,7 +162,7 @@ impl<W: Write + Send> CsvSink<W> {
             charset,
             warnings: 0,
             row: Vec::new(),
-            records: 0,
+            filled: Vec::new(),
         }
     }
 
@@ -204,13 +205,8 @@ impl<W: Write + Send> CsvSink<W> {
                     self.render(item, cell);
                 }
             }
-            Value::Object(_) => {
-                let json = to_json(value, self.charset).to_string();
-                if json.contains("\\u0000") {
-                    self.warnings += 1;
-                }
-                cell.push_str(&json.replace("\\u0000", "\u{fffd}"));
-            }
+            // JSON escapes control characters (a NUL is `\u0000`), so no raw NUL gets in.
+            Value::Object(_) => cell.push_str(&to_json(value, self.charset).to_string()),
         }
     }
 }
@@ -228,7 +224,6 @@ impl<W: Write + Send> Sink for CsvSink<W> {
     }
 
     fn write(&mut self, record: &Record) -> Result<(), SinkError> {
-        self.records += 1;
         if self.columns.is_none() {
             let mut c = ColumnCollector::default();
             c.observe(record);
@@ -239,6 +234,9 @@ impl<W: Write + Send> Sink for CsvSink<W> {
         let mut row = std::mem::take(&mut self.row);
         row.iter_mut().for_each(String::clear);
         row.resize(ncols, String::new());
+        let mut filled = std::mem::take(&mut self.filled);
+        filled.clear();
+        filled.resize(ncols, false);
         for attr in &record.attributes {
             let name = attr.name_str();
             let slot = self
@@ -251,13 +249,15 @@ impl<W: Write + Send> Sink for CsvSink<W> {
                 continue;
             };
             let mut cell = std::mem::take(&mut row[i]);
-            if !cell.is_empty() {
+            if filled[i] {
                 // The same name twice in one record: joined like a list.
                 cell.push_str(&self.separator);
             }
+            filled[i] = true;
             self.render(&attr.value, &mut cell);
             row[i] = cell;
         }
+        self.filled = filled;
         let (template, t_bad) = to_text(&record.template, self.charset);
         let (url, u_bad) = to_text(&record.url, self.charset);
         self.warnings += u64::from(t_bad) + u64::from(u_bad);
@@ -360,6 +360,13 @@ mod tests {
         );
         assert_eq!(out, "template,url,X\r\nA,u1,1\r\nA,u2,\r\n");
         assert_eq!(w, 1);
+    }
+
+    #[test]
+    fn repeated_name_with_an_empty_first_value_keeps_its_place() {
+        let r = Record::new("A", "u").with("K", "").with("K", "x");
+        let (out, _) = run(Some(vec!["K".into()]), &[r], Charset::Utf8);
+        assert!(out.ends_with("A,u,|x\r\n"), "{out}");
     }
 
     #[test]
