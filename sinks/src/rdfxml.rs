@@ -195,8 +195,8 @@ impl<W: Write + Send> RdfXmlSink<W> {
             let url = record.url.clone();
             self.element("dc:identifier", &url);
         }
-        let flat = record.flattened();
         if self.dcterms {
+            let flat = record.flattened();
             let modified = ["Last-Modification-Time", "Last-Modified", "Update-Time"]
                 .iter()
                 .find_map(|n| flat.get_ignore_case(n).and_then(Value::as_bytes).cloned());
