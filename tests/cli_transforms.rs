@@ -223,6 +223,11 @@ fn collapse_then_expand_gives_the_seeds_back_byte_for_byte() {
             String::from_utf8_lossy(&input),
             "{seed}: collapse → expand"
         );
+        assert!(
+            !stderr(&out).contains("collapse:"),
+            "{seed}: {}",
+            stderr(&out)
+        );
         // Through JSON Lines: collapse → jsonl, then jsonl → expand → soif.
         let json = convert(
             &[&path(seed), "-q", "-t", "collapse", "--to", "jsonl"],
@@ -270,6 +275,14 @@ fn the_rdm_schema_is_not_canonical_so_expand_renumbers_it() {
         ],
         b"",
         0,
+    );
+    // collapse says so, once, naming the record.
+    assert!(
+        stderr(&out)
+            .contains("collapse: 1 record(s) had multi-value numbers with gaps or out of order")
+            && stderr(&out).contains("schema.soif: byte 0, record 1"),
+        "{}",
+        stderr(&out)
     );
     let text = stdout(&out);
     assert!(text.contains("SOIF-Attribute-3{8}:\tAbstract\n"), "{text}");

@@ -191,9 +191,88 @@ pub fn number_repeats(mut record: Record) -> Record {
     record
 }
 
-/// The `collapse` transform.
+/// True when `expand(collapse(r))` gives these (flat) attributes back unchanged: each
+/// group's names adjacent, numbered 1‥N in order, no plain name beside its numbered forms
+/// or repeated, `Embed<n>-` parts numbered 1‥N with each part's attributes adjacent and
+/// canonical themselves. (Values and parts under one name, `Embed-1` beside
+/// `Embed<2>-Type`, count as not canonical even where they would survive.)
+pub fn is_canonical(attrs: &[Attribute]) -> bool {
+    /// The group being read: its name, and what kind of names it has.
+    enum Run<'a> {
+        Plain,
+        Values(u64),
+        Part(u64, Vec<Attribute>),
+        /// Unused: the state before the first attribute.
+        None(std::marker::PhantomData<&'a ()>),
+    }
+    let part_ok = |inner: &[Attribute]| is_canonical(inner);
+    let mut closed: HashSet<&[u8]> = HashSet::new();
+    let mut current: Option<&[u8]> = None;
+    let mut run = Run::None(std::marker::PhantomData);
+    for a in attrs {
+        let name = a.name.as_ref();
+        let (base, next) = if let Some((prefix, n, rest)) = split_embed(name) {
+            let inner = Attribute {
+                name: a.name.slice_ref(rest),
+                value: a.value.clone(),
+            };
+            (prefix, Run::Part(n, vec![inner]))
+        } else if let Some((base, n)) = split_suffix(name) {
+            (base, Run::Values(n))
+        } else {
+            (name, Run::Plain)
+        };
+        if current == Some(base) {
+            run = match (run, next) {
+                (Run::Values(k), Run::Values(n)) if n == k + 1 => Run::Values(n),
+                (Run::Part(k, mut inner), Run::Part(n, mut more)) if n == k => {
+                    inner.append(&mut more);
+                    Run::Part(k, inner)
+                }
+                (Run::Part(k, inner), Run::Part(n, more)) if n == k + 1 => {
+                    if !part_ok(&inner) {
+                        return false;
+                    }
+                    Run::Part(n, more)
+                }
+                // A repeated plain name, a plain name beside numbered ones, a gap, a
+                // number out of order, values mixed with parts.
+                _ => return false,
+            };
+            continue;
+        }
+        if let Run::Part(_, inner) = &run {
+            if !part_ok(inner) {
+                return false;
+            }
+        }
+        if let Some(done) = current {
+            closed.insert(done);
+        }
+        if closed.contains(base) {
+            return false; // The group was interrupted by another name.
+        }
+        match next {
+            Run::Values(n) | Run::Part(n, _) if n != 1 => return false,
+            _ => {}
+        }
+        current = Some(base);
+        run = next;
+    }
+    match &run {
+        Run::Part(_, inner) => part_ok(inner),
+        _ => true,
+    }
+}
+
+/// The `collapse` transform. Records that are not canonical ([`is_canonical`]) are
+/// collapsed all the same, but `expand` cannot give back their numbering: they are
+/// counted and reported in one warning at the end.
 #[derive(Debug, Default)]
-pub struct Collapse;
+pub struct Collapse {
+    not_canonical: u64,
+    example: Option<String>,
+}
 
 impl Transform for Collapse {
     fn name(&self) -> &str {
@@ -201,7 +280,29 @@ impl Transform for Collapse {
     }
 
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        if record.is_flat() && !is_canonical(&record.attributes) {
+            self.not_canonical += 1;
+            if self.example.is_none() {
+                self.example = Some(match &record.position {
+                    Some(p) => p.to_string(),
+                    None => record.url_str().into_owned(),
+                });
+            }
+        }
         out.emit(collapse(&record))
+    }
+
+    fn finish(&mut self, out: &mut dyn Emit) -> Result<(), Error> {
+        if self.not_canonical > 0 {
+            out.warn(format!(
+                "collapse: {} record(s) had multi-value numbers with gaps or out of order, \
+                 names repeated or apart, or a plain name beside numbered ones; expand \
+                 writes them renumbered from 1 (first: {})",
+                self.not_canonical,
+                self.example.as_deref().unwrap_or("-")
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -315,6 +416,44 @@ mod tests {
             .with("Author", "b")
             .with("Author-3", "c");
         assert_eq!(expand(&r), r);
+    }
+
+    #[test]
+    fn canonical_records_are_recognised() {
+        let canonical = |r: &Record| is_canonical(&r.attributes);
+        let base = || Record::new("FILE", "-");
+        assert!(canonical(&base()));
+        assert!(canonical(
+            &base()
+                .with("Title", "t")
+                .with("Author-1", "a")
+                .with("Author-2", "b")
+                .with("Embed<1>-Type", "PostScript")
+                .with("Embed<1>-Author-1", "x")
+                .with("Embed<2>-Type", "HTML")
+        ));
+        for bad in [
+            base().with("Author-2", "b"),
+            base().with("Author-1", "a").with("Author-3", "c"),
+            base().with("Author-2", "b").with("Author-1", "a"),
+            base()
+                .with("Author-1", "a")
+                .with("Title", "t")
+                .with("Author-2", "b"),
+            base().with("Author", "p").with("Author-1", "a"),
+            base().with("Keywords", "a").with("Keywords", "b"),
+            base().with("Embed<2>-Type", "HTML"),
+            base().with("Embed<1>-Type", "a").with("Embed<3>-Type", "b"),
+            base()
+                .with("Embed<1>-Type", "a")
+                .with("Embed<2>-Type", "b")
+                .with("Embed<1>-MD5", "m"),
+            base().with("Embed<1>-Author-2", "x"),
+        ] {
+            assert!(!canonical(&bad), "{bad:?}");
+            // The definition: exactly the records expand(collapse(r)) does not give back.
+            assert_ne!(expand(&collapse(&bad)), bad, "{bad:?}");
+        }
     }
 
     #[test]

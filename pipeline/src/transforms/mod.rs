@@ -137,7 +137,7 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
         }
     };
     match name.to_ascii_lowercase().as_str() {
-        "collapse" => no_args(Box::new(collapse::Collapse)),
+        "collapse" => no_args(Box::<collapse::Collapse>::default()),
         "expand" => no_args(Box::new(collapse::Expand)),
         "dc" => Ok(Box::new(dc::Dc::new(args)?)),
         "validate" => Ok(Box::new(validate::Validate::parse(
