@@ -797,6 +797,75 @@ fn the_notes_score_view() {
 }
 
 #[test]
+fn order_follows_the_schemas_data_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = |name: &str, attr: &str, ty: &str| {
+        let p = dir.path().join(name);
+        let text = format!(
+            "@SCHEMA {{ -\nLast-Modified{{29}}:\tThu, 16 May 1996 00:00:00 GMT\n\
+             SOIF-Attribute-1{{{}}}:\t{attr}\nData-Type-1{{{}}}:\t{ty}\n}}\n",
+            attr.len(),
+            ty.len()
+        );
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let scores = path("transforms/scores.soif");
+    // Score as varchar: text order, so "9" sorts above "10" in descending order.
+    let text = schema("varchar.soif", "Score", "varchar");
+    let out = convert(
+        &[
+            &scores,
+            "--schema",
+            &text,
+            "-t",
+            "order:-Score",
+            "--to",
+            "jsonl",
+        ],
+        b"",
+        0,
+    );
+    assert_eq!(
+        urls(&out),
+        [
+            "http://example.org/a",
+            "http://example.org/c",
+            "http://example.org/b",
+            "http://example.org/d"
+        ]
+    );
+    // Last-Modified as date: time order across the HTTP forms (as text, "Sun Nov" would
+    // sort after "Sunday"); equal times keep input order.
+    let date = schema("date.soif", "Last-Modified", "date");
+    let out = convert(
+        &[
+            &path("rfc2655/documents.soif"),
+            &path("transforms/dates.soif"),
+            "--schema",
+            &date,
+            "-t",
+            "order:-Last-Modified",
+            "-t",
+            "hits:4",
+            "--to",
+            "jsonl",
+        ],
+        b"",
+        0,
+    );
+    assert_eq!(
+        urls(&out),
+        [
+            "http://www.nissanmotors.com/1996/300ZX/pictures/300zx.jpg",
+            "http://example.org/imf",
+            "http://example.org/rfc850",
+            "http://example.org/asctime"
+        ]
+    );
+}
+
+#[test]
 fn order_sorts_more_records_than_its_memory_budget() {
     const N: usize = 20_000;
     // A permutation of 0..N (7919 is prime to N).

@@ -2,6 +2,7 @@
 //!
 //! [`build`] turns a spec as written on the command line (or in a pipeline file's
 //! `transforms` list) into a boxed [`Transform`]; [`NAMES`] lists them for `--help`.
+//! The user's guide, with an example of each, is `docs/transforms.md`.
 //!
 //! ```
 //! use soif_pipeline::transforms::{build, TransformContext};
