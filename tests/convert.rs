@@ -278,3 +278,43 @@ fn quiet_silences_the_summary() {
     assert_eq!(code(&out), 0);
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
+
+/// The round trip on generated Harvest-like data: binary thumbnails, multi-line
+/// Full-Text, `Author-N`, `Embed<1>-` parts, values holding `}` and `@FILE {`.
+#[test]
+fn jsonl_round_trip_on_generated_data() {
+    let mut input = Vec::new();
+    soif_codecs::generate::Generator::new(3)
+        .write_bytes(&mut input, 400_000)
+        .unwrap();
+    let jsonl = run(&["convert", "--to", "jsonl", "-q"], &input);
+    assert_eq!(code(&jsonl), 0, "{}", stderr(&jsonl));
+    assert!(
+        stdout(&jsonl).contains("{\"base64\":"),
+        "binary values are present"
+    );
+    let back = run(&["convert", "--to", "soif", "-q"], &jsonl.stdout);
+    assert_eq!(code(&back), 0, "{}", stderr(&back));
+    assert!(back.stdout == input, "soif -> jsonl -> soif differs");
+}
+
+#[test]
+fn csv_columns_come_from_a_first_pass_also_on_stdin() {
+    let out = run(&["convert", "--to", "csv"], &rfc_documents());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let csv = stdout(&out);
+    // Every attribute of every record has a column, in first-seen order.
+    assert!(
+        csv.starts_with("template,url,Title,Content-Type,Content-Length,Author-1,Author-2,Author-3,Abstract,Last-Modified,Thumbnail\r\n"),
+        "{csv}"
+    );
+    assert_eq!(summary(&out).out, 3);
+}
+
+#[test]
+fn no_progress_bar_when_stderr_is_not_a_terminal() {
+    let out = run(&["convert", "--to", "null"], &rfc_documents());
+    let err = stderr(&out);
+    assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
