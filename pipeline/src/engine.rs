@@ -2,7 +2,7 @@
 //! channels.
 //!
 //! ```text
-//!  Source ──bytes──▶ decode (async task: FramedRead + SoifDecoder)
+//!  Source ──bytes──▶ decode (the calling task: SoifDecoder over each input)
 //!                      │  batches of records and rejections, channel of CHANNEL_BATCHES
 //!                      ▼
 //!                    transforms (blocking thread): counts, error policy, -t chain
@@ -12,8 +12,12 @@
 //! ```
 //!
 //! Every channel is bounded, so a slow sink slows the decoder down instead of growing a
-//! queue, and memory stays at a few batches per stage (a batch is at most
-//! [`EngineOptions::batch_records`] records or [`BATCH_BYTES`] bytes, plus one record).
+//! queue. A batch is at most [`EngineOptions::batch_records`] records or [`BATCH_BYTES`]
+//! bytes (plus one record), and the batches in flight between the decoder and the last
+//! sink hold at most [`IN_FLIGHT_BYTES`] together: the decoder takes a share of that
+//! budget for each batch and the last sink to drop the batch gives it back. A batch larger
+//! than the whole budget (one huge record) waits until it is alone in flight, so memory
+//! stays bounded by the budget or the largest record, whichever is larger.
 //! Decoding and encoding run on different threads, so they overlap on two cores; each
 //! stage handles records in order, so the output order is the input order.
 //!
@@ -59,13 +63,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::Decoder;
 
 /// A batch is sent on when it holds this many bytes of records.
 pub const BATCH_BYTES: usize = 1 << 20;
 /// Batches a channel holds before its sender waits.
 pub const CHANNEL_BATCHES: usize = 4;
+/// Bytes of records in flight between the decoder and the sinks, all stages together.
+pub const IN_FLIGHT_BYTES: usize = 16 << 20;
+/// The unit of that budget (a semaphore permit).
+const PERMIT_BYTES: usize = 1024;
 /// Read buffer of the decoder: allocated in steps of this size…
 const READ_CAPACITY: usize = 1 << 20;
 /// …whenever less than this is free for the next read.
@@ -223,6 +231,14 @@ enum Item {
 struct OutBatch {
     first_seq: u64,
     records: Vec<Record>,
+    /// The batch's share of [`IN_FLIGHT_BYTES`], given back when the last sink drops it.
+    _budget: Option<OwnedSemaphorePermit>,
+}
+
+/// A batch from the decoder, with its share of [`IN_FLIGHT_BYTES`].
+struct Decoded {
+    items: Vec<Item>,
+    budget: OwnedSemaphorePermit,
 }
 
 impl Engine {
@@ -256,7 +272,7 @@ impl Engine {
         }
 
         // Transforms: one blocking thread.
-        let (decoded_tx, decoded_rx) = mpsc::channel::<Vec<Item>>(CHANNEL_BATCHES);
+        let (decoded_tx, decoded_rx) = mpsc::channel::<Decoded>(CHANNEL_BATCHES);
         let transform_task = {
             let shared = shared.clone();
             tokio::task::spawn_blocking(move || {
@@ -306,9 +322,10 @@ impl Engine {
     async fn decode_stage(
         &self,
         mut source: Box<dyn Source>,
-        tx: mpsc::Sender<Vec<Item>>,
+        tx: mpsc::Sender<Decoded>,
     ) -> (Result<(), Error>, u64) {
-        let mut batch = Batcher::new(self.opts.batch_records, tx, &self.opts.observer);
+        let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES / PERMIT_BYTES));
+        let mut batch = Batcher::new(self.opts.batch_records, tx, budget, &self.opts.observer);
         let result = async {
             while let Some(input) = source.next_input().await? {
                 match input.data {
@@ -398,14 +415,16 @@ struct Batcher<'a> {
     bytes: usize,
     max: usize,
     records: u64,
-    tx: mpsc::Sender<Vec<Item>>,
+    tx: mpsc::Sender<Decoded>,
+    budget: Arc<Semaphore>,
     observer: &'a Option<Arc<dyn Observer>>,
 }
 
 impl<'a> Batcher<'a> {
     fn new(
         max: usize,
-        tx: mpsc::Sender<Vec<Item>>,
+        tx: mpsc::Sender<Decoded>,
+        budget: Arc<Semaphore>,
         observer: &'a Option<Arc<dyn Observer>>,
     ) -> Self {
         Batcher {
@@ -414,6 +433,7 @@ impl<'a> Batcher<'a> {
             max: max.max(1),
             records: 0,
             tx,
+            budget,
             observer,
         }
     }
@@ -438,8 +458,17 @@ impl<'a> Batcher<'a> {
             return true;
         }
         let items = std::mem::replace(&mut self.items, Vec::with_capacity(self.max));
+        // Wait for room in the in-flight budget; a batch above the whole budget takes all
+        // of it, i.e. waits until it is alone.
+        let share = self
+            .bytes
+            .div_ceil(PERMIT_BYTES)
+            .clamp(1, IN_FLIGHT_BYTES / PERMIT_BYTES) as u32;
         self.bytes = 0;
-        let ok = self.tx.send(items).await.is_ok();
+        let Ok(budget) = self.budget.clone().acquire_many_owned(share).await else {
+            return false;
+        };
+        let ok = self.tx.send(Decoded { items, budget }).await.is_ok();
         if let Some(o) = self.observer {
             o.progress(&Progress {
                 bytes: source.bytes_read(),
@@ -477,7 +506,7 @@ struct Counts {
 /// Decoded items → error policy → transform chain → every sink.
 fn transform_stage(
     mut transforms: Vec<Box<dyn Transform>>,
-    mut rx: mpsc::Receiver<Vec<Item>>,
+    mut rx: mpsc::Receiver<Decoded>,
     sinks: Vec<mpsc::Sender<Arc<OutBatch>>>,
     shared: &Shared,
 ) -> Result<Counts, Error> {
@@ -485,7 +514,11 @@ fn transform_stage(
     let mut out = Vec::new();
     let mut seq = 0u64;
     // Sends `out` to every sink; false when a sink has gone (it failed and says why).
-    let send = |out: &mut Vec<Record>, seq: &mut u64, counts: &mut Counts| -> bool {
+    let send = |out: &mut Vec<Record>,
+                seq: &mut u64,
+                counts: &mut Counts,
+                budget: Option<OwnedSemaphorePermit>|
+     -> bool {
         if out.is_empty() {
             return true;
         }
@@ -494,13 +527,14 @@ fn transform_stage(
         let batch = Arc::new(OutBatch {
             first_seq: *seq,
             records,
+            _budget: budget,
         });
         *seq += batch.records.len() as u64;
         sinks
             .iter()
             .all(|tx| tx.blocking_send(batch.clone()).is_ok())
     };
-    while let Some(items) = rx.blocking_recv() {
+    while let Some(Decoded { items, budget }) = rx.blocking_recv() {
         let result = items.into_iter().try_for_each(|item| {
             counts.records_in += 1;
             match item {
@@ -529,10 +563,10 @@ fn transform_stage(
         });
         if let Err(e) = result {
             // Under `fail`, what came before the bad record is still written.
-            send(&mut out, &mut seq, &mut counts);
+            send(&mut out, &mut seq, &mut counts, Some(budget));
             return Err(e);
         }
-        if !send(&mut out, &mut seq, &mut counts) {
+        if !send(&mut out, &mut seq, &mut counts, Some(budget)) {
             return Ok(counts);
         }
     }
@@ -544,7 +578,7 @@ fn transform_stage(
     for i in 0..transforms.len() {
         let (head, rest) = transforms.split_at_mut(i + 1);
         let mut flush = |out: &mut Vec<Record>, counts: &mut Counts| {
-            let ok = send(out, &mut seq, counts);
+            let ok = send(out, &mut seq, counts, None);
             gone.set(!ok);
             ok
         };
@@ -562,7 +596,7 @@ fn transform_stage(
         }
         finished?;
     }
-    send(&mut out, &mut seq, &mut counts);
+    send(&mut out, &mut seq, &mut counts, None);
     Ok(counts)
 }
 
@@ -996,6 +1030,26 @@ mod tests {
         assert!(matches!(e, Error::Rejected(_)));
         assert!(e.to_string().contains("in.soif: byte"), "{e}");
         assert_eq!(*urls.lock().unwrap(), ["a"]);
+    }
+
+    #[test]
+    fn batches_above_the_in_flight_budget_pass_one_at_a_time() {
+        // One shared 20 MiB value: each record counts as larger than the whole budget.
+        let big = bytes::Bytes::from(vec![b'x'; IN_FLIGHT_BYTES + (4 << 20)]);
+        let records: Vec<Record> = (0..6)
+            .map(|i| Record::new("T", format!("u{i}")).with("V", big.clone()))
+            .collect();
+        let (a, urls_a) = sink("");
+        let (b, _) = sink("");
+        let s = run(
+            EngineOptions::default(),
+            Box::new(RecordsSource::new("mem", records)),
+            Vec::new(),
+            vec![a, b],
+        )
+        .unwrap();
+        assert_eq!(s.records_out, 6);
+        assert_eq!(urls_a.lock().unwrap().len(), 6);
     }
 
     #[test]
