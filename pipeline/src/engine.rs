@@ -575,9 +575,16 @@ fn transform_stage(
     // go is sent on batch by batch as it is emitted (`flush`), never gathered first:
     // `order` lets a whole spilled stream go here.
     let gone = std::cell::Cell::new(false);
+    // Bytes of the records in `out` (bounded like the decoder's batches).
+    let mut pending = out.iter().map(record_size).sum::<usize>();
     for i in 0..transforms.len() {
         let (head, rest) = transforms.split_at_mut(i + 1);
         let mut flush = |out: &mut Vec<Record>, counts: &mut Counts| {
+            pending += out.last().map_or(0, record_size);
+            if out.len() < FINISH_BATCH_RECORDS && pending < BATCH_BYTES {
+                return true;
+            }
+            pending = 0;
             let ok = send(out, &mut seq, counts, None);
             gone.set(!ok);
             ok
@@ -619,8 +626,8 @@ struct Chain<'a> {
     out: &'a mut Vec<Record>,
     shared: &'a Shared,
     counts: &'a mut Counts,
-    /// While transforms finish: sends `out` on once it holds [`FINISH_BATCH_RECORDS`];
-    /// false when a sink has gone.
+    /// While transforms finish: told of each record added to `out`, sends `out` on once
+    /// it holds [`FINISH_BATCH_RECORDS`] or [`BATCH_BYTES`]; false when a sink has gone.
     flush: Option<&'a mut Flush<'a>>,
 }
 
@@ -635,11 +642,9 @@ impl Emit for Chain<'_> {
         match self.rest.split_first_mut() {
             None => {
                 self.out.push(record);
-                if self.out.len() >= FINISH_BATCH_RECORDS {
-                    if let Some(flush) = self.flush.as_mut() {
-                        if !flush(self.out, self.counts) {
-                            return Err(Error::Fatal("the output has stopped".to_string()));
-                        }
+                if let Some(flush) = self.flush.as_mut() {
+                    if !flush(self.out, self.counts) {
+                        return Err(Error::Fatal("the output has stopped".to_string()));
                     }
                 }
                 Ok(())

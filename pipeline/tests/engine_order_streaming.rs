@@ -16,17 +16,17 @@ use soif_pipeline::{Emit, Error, Sink, SinkError, Transform};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Records per batch the engine sends on while transforms finish.
+/// Records per batch the engine sends on while transforms finish…
 const BATCH: u64 = 256;
-const RECORDS: u64 = 6000;
+/// …or fewer, when they reach this many bytes (`engine::BATCH_BYTES`).
+const BATCH_BYTES: u64 = 1 << 20;
 
-/// `RECORDS` FILE records whose `N` counts down, each with some padding so that the
-/// small memory budget below forces `order` to spill many runs.
-fn input() -> Vec<u8> {
+/// `records` FILE records whose `N` counts down, each with `pad` bytes of padding.
+fn input(records: u64, pad: usize) -> Vec<u8> {
     let mut out = Vec::new();
-    let pad = "x".repeat(100);
-    for i in 0..RECORDS {
-        let n = (RECORDS - i).to_string();
+    let pad = "x".repeat(pad);
+    for i in 0..records {
+        let n = (records - i).to_string();
         out.extend_from_slice(
             format!(
                 "@FILE {{ http://example.org/{i}\nN{{{}}}:\t{n}\nPad{{{}}}:\t{pad}\n}}\n",
@@ -77,6 +77,7 @@ impl Sink for CheckingSink {
 
 /// Passes records on; when the last one goes by, notes what the sink has written.
 struct Probe {
+    records: u64,
     seen: u64,
     written: Arc<AtomicU64>,
     written_at_last: Arc<AtomicU64>,
@@ -89,7 +90,7 @@ impl Transform for Probe {
 
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
         self.seen += 1;
-        if self.seen == RECORDS {
+        if self.seen == self.records {
             self.written_at_last
                 .store(self.written.load(Ordering::SeqCst), Ordering::SeqCst);
         }
@@ -97,13 +98,13 @@ impl Transform for Probe {
     }
 }
 
-#[test]
-fn order_output_reaches_the_sink_while_order_is_still_emitting() {
+/// Sorts `records` records of `pad` padding bytes through `order:+N` into a checking
+/// sink; returns how many the sink had written when the last sorted record was emitted.
+fn sort(records: u64, pad: usize, budget: usize) -> u64 {
     let temp = tempfile::tempdir().unwrap();
     let ctx = TransformContext {
         temp_dir: Some(temp.path().to_path_buf()),
-        // About 140 bytes a record: some forty runs of ~120 records.
-        memory_budget: 16 << 10,
+        memory_budget: budget,
         ..TransformContext::default()
     };
     let written = Arc::new(AtomicU64::new(0));
@@ -111,6 +112,7 @@ fn order_output_reaches_the_sink_while_order_is_still_emitting() {
     let transforms: Vec<Box<dyn Transform>> = vec![
         build("order:+N", &ctx).unwrap(),
         Box::new(Probe {
+            records,
             seen: 0,
             written: written.clone(),
             written_at_last: written_at_last.clone(),
@@ -124,23 +126,45 @@ fn order_output_reaches_the_sink_while_order_is_still_emitting() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let summary = rt
         .block_on(Engine::new(EngineOptions::default()).run(
-            Box::new(BytesSource::new("countdown", input())),
+            Box::new(BytesSource::new("countdown", input(records, pad))),
             transforms,
             vec![Box::new(sink)],
         ))
         .unwrap();
+    assert_eq!(summary.records_in, records);
+    assert_eq!(summary.records_out, records);
+    assert_eq!(written.load(Ordering::SeqCst), records);
+    // The sorted runs were removed.
+    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+    written_at_last.load(Ordering::SeqCst)
+}
 
-    assert_eq!(summary.records_in, RECORDS);
-    assert_eq!(summary.records_out, RECORDS);
-    assert_eq!(written.load(Ordering::SeqCst), RECORDS);
+#[test]
+fn order_output_reaches_the_sink_while_order_is_still_emitting() {
+    // About 140 bytes a record through 16 KiB: some forty runs of ~120 records.
+    const RECORDS: u64 = 6000;
+    let at_last = sort(RECORDS, 100, 16 << 10);
     // Full batches sent before the last record reached the probe.
     let sent = (RECORDS - 1) / BATCH;
     let floor = (sent - CHANNEL_BATCHES as u64 - 1) * BATCH;
-    let at_last = written_at_last.load(Ordering::SeqCst);
     assert!(
         at_last >= floor,
         "the sink had written {at_last} records when order emitted its last; at least {floor} expected"
     );
-    // The sorted runs were removed.
-    assert_eq!(std::fs::read_dir(temp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn batches_of_large_records_are_bounded_in_bytes_too() {
+    // 64 KiB records: a batch is full at 16 of them (1 MiB), long before 256.
+    const RECORDS: u64 = 160;
+    const PAD: u64 = 64 << 10;
+    let per_batch = BATCH_BYTES.div_ceil(PAD);
+    let at_last = sort(RECORDS, PAD as usize, 256 << 10);
+    let sent = (RECORDS - 1) / per_batch;
+    let floor = (sent - CHANNEL_BATCHES as u64 - 1) * per_batch;
+    assert!(floor > 0);
+    assert!(
+        at_last >= floor,
+        "the sink had written {at_last} records when order emitted its last; at least {floor} expected"
+    );
 }
