@@ -11,7 +11,9 @@
 //!   every value in order (nothing is dropped); `Author-1`, `Author-2` are different names
 //!   and stay separate keys in input order;
 //! - after `collapse`, a list is an array and an embedded part a nested object;
-//! - `"action"` is present only inside a Harvest envelope.
+//! - `"action"` is present only inside a Harvest envelope;
+//! - a name that is not UTF-8 (RFC 2655 names are ASCII) is written as Latin-1 text and
+//!   counted as a warning.
 //!
 //! Reading these lines back (`soif_sources::jsonl`) undoes each rule, so
 //! `soif → jsonl → soif` reproduces canonical SOIF byte for byte (with `--charset utf8`,
