@@ -599,15 +599,24 @@ impl Catalog {
                 Ok(())
             }
             Scope::Keywords(fts) => {
+                // Without a View-Order only the first skip + take hits can be returned:
+                // FTS5 then ranks with a bounded heap instead of sorting every match.
+                let limit: i64 = match (&q.view.order, q.view.hits) {
+                    (None, Some(h)) => {
+                        i64::try_from(h.skip().saturating_add(h.take())).unwrap_or(i64::MAX)
+                    }
+                    _ => -1,
+                };
                 let mut st = conn
                     .prepare(
-                        "SELECT k.template, k.url, bm25(soif_fts) FROM soif_fts
-                         JOIN soif_fts_keys k ON k.id = soif_fts.rowid
-                         WHERE soif_fts MATCH ?1 ORDER BY bm25(soif_fts)",
+                        "SELECT k.template, k.url, f.rank FROM
+                           (SELECT rowid, rank FROM soif_fts WHERE soif_fts MATCH ?1
+                            ORDER BY rank LIMIT ?2) f
+                         JOIN soif_fts_keys k ON k.id = f.rowid ORDER BY f.rank",
                     )
                     .map_err(err("searching"))?;
                 let mut rows = st
-                    .query([fts])
+                    .query(params![fts, limit])
                     .map_err(|e| RequestError::Malformed(format!("keyword query: {e}")))?;
                 let mut best: Option<f64> = None;
                 while let Some(row) = rows
