@@ -318,3 +318,62 @@ fn no_progress_bar_when_stderr_is_not_a_terminal() {
     assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_closed_stdout_ends_the_run_quietly() {
+    // `soif convert big.soif --to jsonl | head -1`: once the reader has gone, soif stops
+    // with status 0 and says nothing, as Unix filters do.
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("big.soif");
+    let mut bytes = Vec::new();
+    soif_codecs::generate::Generator::new(3)
+        .write_bytes(&mut bytes, 8 << 20)
+        .unwrap();
+    std::fs::write(&data, bytes).unwrap();
+    let mut child = soif()
+        .args(["convert", data.to_str().unwrap(), "--to", "jsonl", "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(first.starts_with(b"{\"template\":\"FILE\""));
+}
+
+#[test]
+fn a_lone_numbered_value_survives_collapse_jsonl_expand() {
+    // `Author-1` alone collapses to a one-item list; JSON Lines keeps it a list, so
+    // expand gives `Author-1` back (not `Author`).
+    let input = b"@FILE { http://x/\nAuthor-1{1}:\ta\n}\n";
+    let jsonl = run(
+        &["convert", "-", "-t", "collapse", "--to", "jsonl", "-q"],
+        input,
+    );
+    assert_eq!(
+        stdout(&jsonl).trim(),
+        r#"{"template":"FILE","url":"http://x/","attributes":{"Author":["a"]}}"#
+    );
+    let back = run(
+        &[
+            "convert", "-", "--from", "jsonl", "-t", "expand", "--to", "soif", "-q",
+        ],
+        jsonl.stdout.as_slice(),
+    );
+    assert_eq!(back.stdout, input);
+}

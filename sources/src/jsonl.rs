@@ -254,7 +254,12 @@ fn push_attributes(
     for (name, v) in attrs {
         let name_bytes = Bytes::from(name.clone().into_bytes());
         match v {
-            Json::Array(items) if items.iter().all(|i| plain_bytes(i).is_some()) => {
+            // Two or more plain values: a name repeated in the record (the jsonl sink
+            // writes one array at the first occurrence). A one-item array can only come
+            // from a collapsed list (`Author-1` alone), so it stays a list.
+            Json::Array(items)
+                if items.len() > 1 && items.iter().all(|i| plain_bytes(i).is_some()) =>
+            {
                 for item in &items {
                     // `all` above checked every item.
                     if let Some(b) = plain_bytes(item) {

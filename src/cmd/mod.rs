@@ -256,6 +256,13 @@ pub fn exit_for(summary: &Summary) -> ExitCode {
 
 /// Prints an error and returns its exit status (2 for usage/config, else 1).
 pub fn fail(e: &Error) -> ExitCode {
+    // `soif convert … | head`: the reader has all it wants. Like other Unix filters, stop
+    // quietly instead of reporting an error.
+    if let Error::Io { source, .. } = e {
+        if source.kind() == std::io::ErrorKind::BrokenPipe {
+            return ExitCode::from(EXIT_OK);
+        }
+    }
     eprintln!("soif: error: {e}");
     if e.is_config() {
         ExitCode::from(EXIT_USAGE)
