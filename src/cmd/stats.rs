@@ -446,12 +446,10 @@ impl Stats {
 }
 
 /// RFC 2655 §4: the name matches ignoring case, with any `-N` suffix removed.
+/// RFC 2655 §4: the attribute name matches ignoring case and a `-N` suffix (the rule the
+/// `match` transform uses).
 fn rfc2655_matches(name: &[u8], attr: &str) -> bool {
-    let base = match name.iter().rposition(|&b| b == b'-') {
-        Some(i) if i + 1 < name.len() && name[i + 1..].iter().all(u8::is_ascii_digit) => &name[..i],
-        _ => name,
-    };
-    base.eq_ignore_ascii_case(attr.as_bytes())
+    soif_pipeline::transforms::names::attribute_matches(attr.as_bytes(), name)
 }
 
 fn leaves(v: &Value) -> Vec<&Bytes> {
@@ -461,40 +459,13 @@ fn leaves(v: &Value) -> Vec<&Bytes> {
 /// The current time as an HTTP date (`Sun, 05 Jan 1997 08:33:33 GMT`), as in the RFC's
 /// example hint.
 fn now_http_date() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    http_date(secs)
+    soif_codecs::rdm::RdmDate::now().to_http_string()
 }
 
+/// Seconds since the epoch as an HTTP date.
+#[cfg(test)]
 fn http_date(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
-        DAYS[(days % 7) as usize],
-        d,
-        MONTHS[(m - 1) as usize],
-        y,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    soif_codecs::rdm::RdmDate::from_unix(secs as i64).to_http_string()
 }
 
 /// Feeds records into the shared [`Stats`].
