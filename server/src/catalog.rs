@@ -65,6 +65,9 @@ use std::sync::Mutex;
 /// Memory a `View-Order` may use per request before it sorts on disk.
 pub const ORDER_BUDGET: usize = 16 << 20;
 
+/// SQLite page cache of one read connection, in KiB.
+const READER_CACHE_KIB: u32 = 2048;
+
 /// Idle read connections kept per catalog.
 const MAX_IDLE_READERS: usize = 8;
 
@@ -370,7 +373,16 @@ impl Catalog {
         let idle = self.readers.lock().ok().and_then(|mut v| v.pop());
         let mut store = match idle {
             Some(s) => s,
-            None => SqliteStore::open(&self.path).map_err(store_err)?,
+            None => {
+                let s = SqliteStore::open(&self.path).map_err(store_err)?;
+                // Reads stream through the tables once: a small page cache per reader
+                // keeps memory at (concurrent requests × READER_CACHE_KIB), whatever the
+                // catalog's size (the store's default is sized for bulk loading).
+                s.connection()
+                    .execute_batch(&format!("PRAGMA cache_size = -{READER_CACHE_KIB};"))
+                    .map_err(sql_err(&self.path, "setting the reader's cache size"))?;
+                s
+            }
         };
         store.refresh().map_err(store_err)?;
         store
