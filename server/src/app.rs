@@ -231,6 +231,17 @@ pub async fn serve(
     state: Arc<AppState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Bring the keyword indexes up to date while already answering (a large catalog
+    // loaded while the server was down takes a while); keyword queries that come first
+    // wait for it, and retry it if it failed.
+    for c in &state.catalogs {
+        let c = c.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = c.ensure_index() {
+                eprintln!("soif: catalog {}: keyword index: {e}", c.name());
+            }
+        });
+    }
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await

@@ -341,22 +341,21 @@ impl Emit for Tail<'_> {
 }
 
 impl Catalog {
-    /// Opens (or creates) the catalog's database and makes sure the keyword index exists
-    /// and is current.
+    /// Opens (or creates) the catalog's database and the keyword index's tables. The index
+    /// is brought up to date by [`Catalog::ensure_index`] (the server starts that in the
+    /// background, and every keyword query calls it).
     pub fn open(name: &str, path: &Path) -> Result<Catalog, RequestError> {
         let writer = SqliteStore::open(path).map_err(store_err)?;
         writer
             .connection()
             .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_FTS} COMMIT;"))
             .map_err(sql_err(path, "creating the keyword index tables"))?;
-        let catalog = Catalog {
+        Ok(Catalog {
             name: name.to_string(),
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
-        };
-        catalog.ensure_index()?;
-        Ok(catalog)
+        })
     }
 
     /// The catalog's name.
