@@ -34,6 +34,10 @@ use tokio_util::io::StreamReader;
 /// The RDM content type.
 pub const RDM_CONTENT_TYPE: &str = "application/x-rdm";
 
+/// The largest record [`spool_to`] copies (the `--max-record-size` default): the decoder
+/// reserves a declared value size up to this limit, so it must not trust the server more.
+const SPOOL_MAX_RECORD: usize = 64 << 20;
+
 /// How much of an error reply is read for its message.
 const MAX_ERROR_REPLY: usize = 64 << 10;
 
@@ -330,7 +334,7 @@ pub async fn spool_to(
     out: &mut (impl tokio::io::AsyncWrite + Unpin),
 ) -> Result<(), Error> {
     use tokio::io::AsyncWriteExt;
-    let data = open(client, input, Arc::from(input), usize::MAX >> 1).await?;
+    let data = open(client, input, Arc::from(input), SPOOL_MAX_RECORD).await?;
     let InputData::Records(mut stream) = data else {
         return Err(Error::Fatal("a catalog input yields records".into()));
     };
