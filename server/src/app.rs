@@ -18,8 +18,9 @@
 //! HTTP status of [`RequestError::status`].
 //!
 //! POST bodies are decoded while they arrive (the SOIF decoder over the body stream), are
-//! limited to [`ServerConfig::max_body`] bytes and [`ServerConfig::max_record_size`] per
-//! object, and may also be `application/x-www-form-urlencoded` (the GET parameters).
+//! limited to [`ServerConfig::max_body`] bytes (sent, and inflated when the body is
+//! `Content-Encoding: gzip`) and [`ServerConfig::max_record_size`] per object, and may also
+//! be `application/x-www-form-urlencoded` (the GET parameters).
 //! A submission is written in one transaction once its whole body has been read: a body
 //! that breaks off or holds a bad object writes nothing.
 
@@ -46,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use tokio::io::AsyncRead;
 use tokio_util::codec::FramedRead;
 use tokio_util::io::StreamReader;
 
@@ -358,10 +360,47 @@ impl std::fmt::Display for BodyTooLarge {
 }
 impl std::error::Error for BodyTooLarge {}
 
-type BodyFrames = FramedRead<
-    StreamReader<futures::stream::BoxStream<'static, std::io::Result<Bytes>>, Bytes>,
-    SoifDecoder,
->;
+type BodyFrames = FramedRead<Box<dyn AsyncRead + Send + Unpin>, SoifDecoder>;
+
+/// Ends a reader with [`BodyTooLarge`] once it has given more than `left` bytes: applied
+/// to the body as sent and, for a gzip body, to what it inflates to.
+struct Limited<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Limited<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let n = (buf.filled().len() - before) as u64;
+        if n > self.left {
+            return std::task::Poll::Ready(Err(std::io::Error::other(BodyTooLarge)));
+        }
+        self.left -= n;
+        r
+    }
+}
+
+/// The request's `Content-Encoding`: none/identity, or gzip (the note: "Content-encoding
+/// optional").
+fn gzipped(headers: &HeaderMap) -> Result<bool, RequestError> {
+    let Some(enc) = headers.get(header::CONTENT_ENCODING) else {
+        return Ok(false);
+    };
+    let enc = enc.to_str().unwrap_or("").trim().to_ascii_lowercase();
+    match enc.as_str() {
+        "" | "identity" => Ok(false),
+        "gzip" | "x-gzip" => Ok(true),
+        other => Err(RequestError::Unsupported(format!(
+            "Content-Encoding {other:?} is not supported (send identity or gzip)"
+        ))),
+    }
+}
 
 async fn post_incoming(
     State(state): State<Arc<AppState>>,
@@ -376,14 +415,7 @@ async fn post_incoming(
 
 async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Response, RequestError> {
     let limit = state.config.max_body;
-    if let Some(enc) = headers.get(header::CONTENT_ENCODING) {
-        let enc = enc.to_str().unwrap_or("");
-        if !enc.eq_ignore_ascii_case("identity") {
-            return Err(RequestError::Unsupported(format!(
-                "Content-Encoding {enc:?} is not supported; send the RDM message uncompressed"
-            )));
-        }
-    }
+    let gzip = gzipped(headers)?;
     if let Some(len) = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -424,25 +456,27 @@ async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Respo
             )));
         }
     }
-    let mut seen = 0u64;
     let stream = body
         .into_data_stream()
-        .map(move |chunk| match chunk {
-            Ok(b) => {
-                seen += b.len() as u64;
-                if seen > limit {
-                    Err(std::io::Error::other(BodyTooLarge))
-                } else {
-                    Ok(b)
-                }
-            }
-            Err(e) => Err(std::io::Error::other(e)),
+        .map(|chunk| chunk.map_err(std::io::Error::other));
+    let sent = Limited {
+        inner: StreamReader::new(stream),
+        left: limit,
+    };
+    let reader: Box<dyn AsyncRead + Send + Unpin> = if gzip {
+        let inflated =
+            async_compression::tokio::bufread::GzipDecoder::new(tokio::io::BufReader::new(sent));
+        Box::new(Limited {
+            inner: inflated,
+            left: limit,
         })
-        .boxed();
+    } else {
+        Box::new(sent)
+    };
     let mut opts = DecoderOptions::with_max_record_size(state.config.max_record_size);
     opts.input = Some(Arc::from("request body"));
     let mut frames: BodyFrames =
-        FramedRead::with_capacity(StreamReader::new(stream), SoifDecoder::new(opts), 64 << 10);
+        FramedRead::with_capacity(reader, SoifDecoder::new(opts), 64 << 10);
     let mut reader = MessageReader::new();
     let first = next_record(&mut frames, limit).await?.ok_or_else(|| {
         RequestError::Malformed("the body is empty: an RDM message starts with @RDMHEADER".into())

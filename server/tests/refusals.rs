@@ -218,12 +218,35 @@ async fn malformed_bodies_get_status_responses() {
     let resp = reqwest::Client::new()
         .post(&server.endpoint)
         .header("content-type", "application/x-rdm")
-        .header("content-encoding", "gzip")
+        .header("content-encoding", "br")
         .body(status_request.clone())
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), 501);
+    // "Content-encoding: optional": gzip is inflated as it arrives; a body that is not gzip
+    // is refused as such.
+    let mut gz = async_compression::tokio::write::GzipEncoder::new(Vec::new());
+    gz.write_all(&status_request).await.unwrap();
+    gz.shutdown().await.unwrap();
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .header("content-type", "application/x-rdm")
+        .header("content-encoding", "gzip")
+        .body(gz.into_inner())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .header("content-type", "application/x-rdm")
+        .header("content-encoding", "gzip")
+        .body(status_request.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
     // The form encoding of a POST works like GET.
     let resp = reqwest::Client::new()
         .post(&server.endpoint)
@@ -298,6 +321,27 @@ async fn bodies_over_the_limit_are_refused_while_streaming() {
         .bearer_auth(TOKEN)
         .header("content-type", "application/x-rdm")
         .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    // A small gzip body that inflates past the limit.
+    let mut gz = async_compression::tokio::write::GzipEncoder::new(Vec::new());
+    gz.write_all(&message(
+        &[("RDM-Type", "rd-response")],
+        &vec![b' '; 100_000],
+    ))
+    .await
+    .unwrap();
+    gz.shutdown().await.unwrap();
+    let zipped = gz.into_inner();
+    assert!(zipped.len() < 4096);
+    let resp = reqwest::Client::new()
+        .post(&server.endpoint)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/x-rdm")
+        .header("content-encoding", "gzip")
+        .body(zipped)
         .send()
         .await
         .unwrap();
