@@ -91,6 +91,8 @@ pub struct ServerConfig {
     pub description: Option<String>,
     /// `Maintainer` of the server description.
     pub maintainer: Option<String>,
+    /// A request body that sends nothing for this long is abandoned (nothing is written).
+    pub body_idle_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -104,6 +106,7 @@ impl Default for ServerConfig {
             max_record_size: 64 << 20,
             description: None,
             maintainer: None,
+            body_idle_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -362,11 +365,24 @@ impl std::error::Error for BodyTooLarge {}
 
 type BodyFrames = FramedRead<Box<dyn AsyncRead + Send + Unpin>, SoifDecoder>;
 
-/// Ends a reader with [`BodyTooLarge`] once it has given more than `left` bytes: applied
-/// to the body as sent and, for a gzip body, to what it inflates to.
+/// Ends a reader with [`BodyTooLarge`] once it has given more than `left` bytes (applied
+/// to the body as sent and, for a gzip body, to what it inflates to), and with a timeout
+/// when no byte arrives for `idle` (a stalled client must not hold the catalog's write
+/// lock: a submission holds it while its body arrives).
 struct Limited<R> {
     inner: R,
     left: u64,
+    idle: Option<(Duration, std::pin::Pin<Box<tokio::time::Sleep>>)>,
+}
+
+impl<R> Limited<R> {
+    fn new(inner: R, left: u64, idle: Option<Duration>) -> Limited<R> {
+        Limited {
+            inner,
+            left,
+            idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
+        }
+    }
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Limited<R> {
@@ -375,11 +391,27 @@ impl<R: AsyncRead + Unpin> AsyncRead for Limited<R> {
         cx: &mut std::task::Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
         let before = buf.filled().len();
         let r = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if r.is_pending() {
+            if let Some((d, sleep)) = &mut self.idle {
+                if std::future::Future::poll(sleep.as_mut(), cx).is_ready() {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no data for {d:?}"),
+                    )));
+                }
+            }
+            return r;
+        }
+        if let Some((d, sleep)) = &mut self.idle {
+            let next = tokio::time::Instant::now() + *d;
+            sleep.as_mut().reset(next);
+        }
         let n = (buf.filled().len() - before) as u64;
         if n > self.left {
-            return std::task::Poll::Ready(Err(std::io::Error::other(BodyTooLarge)));
+            return Poll::Ready(Err(std::io::Error::other(BodyTooLarge)));
         }
         self.left -= n;
         r
@@ -459,17 +491,15 @@ async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Respo
     let stream = body
         .into_data_stream()
         .map(|chunk| chunk.map_err(std::io::Error::other));
-    let sent = Limited {
-        inner: StreamReader::new(stream),
-        left: limit,
-    };
+    let sent = Limited::new(
+        StreamReader::new(stream),
+        limit,
+        Some(state.config.body_idle_timeout),
+    );
     let reader: Box<dyn AsyncRead + Send + Unpin> = if gzip {
         let inflated =
             async_compression::tokio::bufread::GzipDecoder::new(tokio::io::BufReader::new(sent));
-        Box::new(Limited {
-            inner: inflated,
-            left: limit,
-        })
+        Box::new(Limited::new(inflated, limit, None))
     } else {
         Box::new(sent)
     };

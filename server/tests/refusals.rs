@@ -383,6 +383,31 @@ async fn a_submission_that_breaks_off_writes_nothing() {
     let _ = stream.read_to_end(&mut reply).await;
     drop(stream);
     assert_eq!(count(&server).await, 0);
+    // A client that stops sending mid-body is timed out; nothing is written, and the
+    // catalog's write lock is free again for the next submission.
+    let server2 = Server::start_with(&["catalog"], Some(TOKEN), |c| {
+        c.body_idle_timeout = std::time::Duration::from_millis(200);
+    })
+    .await;
+    let mut stalled = tokio::net::TcpStream::connect(&server2.host).await.unwrap();
+    let head = format!(
+        "POST /rdm/incoming HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-rdm\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
+        server2.host,
+        body.len()
+    );
+    stalled.write_all(head.as_bytes()).await.unwrap();
+    stalled.write_all(&body[..body.len() / 2]).await.unwrap();
+    let mut reply = vec![0u8; 4096];
+    let n = stalled.read(&mut reply).await.unwrap();
+    let reply = String::from_utf8_lossy(&reply[..n]).into_owned();
+    assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+    assert!(reply.contains("no data for"), "{reply}");
+    assert_eq!(count(&server2).await, 0);
+    let r = submit(&server2, None, &fixture("rfc2655/documents.soif")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    drop(stalled);
+    server2.stop().await;
     // Garbage on the wire does not bring the server down either.
     let mut stream = tokio::net::TcpStream::connect(&server.host).await.unwrap();
     stream.write_all(b"\x00\x01GARBAGE\r\n\r\n").await.unwrap();

@@ -37,6 +37,9 @@ pub const MAX_BATCH_BYTES: usize = 8 << 20;
 /// How many times a batch is retried after a connection error or a 5xx.
 pub const RETRIES: u32 = 6;
 
+/// The longest one POST (send the batch, read the reply) may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
@@ -149,6 +152,8 @@ impl RdmSink {
         let client = reqwest::Client::builder()
             .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(30))
+            // A hung exchange counts as a connection error: retried, then given up.
+            .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| Error::Fatal(format!("rdm: HTTP client: {e}")))?;
         Ok(RdmSink {

@@ -98,6 +98,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         max_record_size: args.max_record_size,
         description: args.description.clone(),
         maintainer: args.maintainer.clone(),
+        ..ServerConfig::default()
     };
     let names: Vec<String> = config.catalogs.iter().map(|(n, _)| n.clone()).collect();
     let submissions = config.token.is_some();
