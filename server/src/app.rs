@@ -91,7 +91,8 @@ pub struct ServerConfig {
     pub description: Option<String>,
     /// `Maintainer` of the server description.
     pub maintainer: Option<String>,
-    /// A request body that sends nothing for this long is abandoned (nothing is written).
+    /// A request body that sends nothing for this long is abandoned (nothing is written);
+    /// a client that reads nothing of a streamed reply for this long is cut off.
     pub body_idle_timeout: Duration,
 }
 
@@ -794,7 +795,7 @@ async fn answer(
                 view: q.view,
             };
             let reply = RdmHeader::new(RdmType::RdResponse).with_catalog(csid);
-            stream_rds(catalog, query, reply).await
+            stream_rds(catalog, query, reply, state.config.body_idle_timeout).await
         }
         other => Err(RequestError::Malformed(format!(
             "{other} is not a request this server answers"
@@ -824,9 +825,17 @@ async fn stream_rds(
     catalog: Arc<Catalog>,
     query: Query,
     reply: RdmHeader,
+    stall: Duration,
 ) -> Result<Response, RequestError> {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(4);
+    let rt = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
+        // A client that stops reading would hold one of the catalog's read connections
+        // for good: after `stall` without progress the reply is cut off.
+        let send = |chunk: Chunk| {
+            rt.block_on(tokio::time::timeout(stall, tx.send(chunk)))
+                .is_ok_and(|sent| sent.is_ok())
+        };
         let mut buf = Vec::with_capacity(CHUNK + 4096);
         encode_record(&reply.to_record(), &mut buf);
         let result = catalog.query(&query, &mut |record| {
@@ -836,8 +845,8 @@ async fn stream_rds(
                     &mut buf,
                     Vec::with_capacity(CHUNK + 4096),
                 ));
-                if tx.blocking_send(Chunk::More(chunk)).is_err() {
-                    // The client went away.
+                if !send(Chunk::More(chunk)) {
+                    // The client went away or stopped reading.
                     return Ok(Flow::Stop);
                 }
             }
@@ -847,7 +856,7 @@ async fn stream_rds(
             Ok(_) => Chunk::Last(Bytes::from(buf)),
             Err(e) => Chunk::Failed(e),
         };
-        let _ = tx.blocking_send(last);
+        send(last);
     });
     let expires = SystemTime::now();
     match rx.recv().await {

@@ -60,7 +60,7 @@ use soif_pipeline::{Emit, Transform};
 use soif_sinks::sqlite::{SqliteStore, StoreError, TableInfo};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// Memory a `View-Order` may use per request before it sorts on disk.
 pub const ORDER_BUDGET: usize = 16 << 20;
@@ -68,8 +68,11 @@ pub const ORDER_BUDGET: usize = 16 << 20;
 /// SQLite page cache of one read connection, in KiB.
 const READER_CACHE_KIB: u32 = 2048;
 
-/// Idle read connections kept per catalog.
-const MAX_IDLE_READERS: usize = 8;
+/// Read connections per catalog, opened at start: at most this many reads of one catalog
+/// run at once (more wait for a free connection). Opening a store takes SQLite's write lock
+/// (it creates the `soif_*` tables if missing), which a long submission holds; so reads
+/// never open connections while serving.
+pub const READERS: usize = 16;
 
 /// The `soif_meta` key holding the `soif_runs` summary of the last index build.
 const FTS_RUNS_KEY: &str = "fts_runs";
@@ -158,6 +161,7 @@ pub struct Catalog {
     path: PathBuf,
     writer: Mutex<SqliteStore>,
     readers: Mutex<Vec<SqliteStore>>,
+    reader_freed: Condvar,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -273,9 +277,8 @@ impl Drop for Reader<'_> {
                 let _ = store.connection().execute_batch("COMMIT");
             }
             if let Ok(mut idle) = self.catalog.readers.lock() {
-                if idle.len() < MAX_IDLE_READERS {
-                    idle.push(store);
-                }
+                idle.push(store);
+                self.catalog.reader_freed.notify_one();
             }
         }
     }
@@ -341,20 +344,32 @@ impl Emit for Tail<'_> {
 }
 
 impl Catalog {
-    /// Opens (or creates) the catalog's database and the keyword index's tables. The index
-    /// is brought up to date by [`Catalog::ensure_index`] (the server starts that in the
-    /// background, and every keyword query calls it).
+    /// Opens (or creates) the catalog's database, its [`READERS`] read connections and the
+    /// keyword index's tables. The index is brought up to date by [`Catalog::ensure_index`]
+    /// (the server starts that in the background, and every keyword query calls it).
     pub fn open(name: &str, path: &Path) -> Result<Catalog, RequestError> {
         let writer = SqliteStore::open(path).map_err(store_err)?;
         writer
             .connection()
             .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_FTS} COMMIT;"))
             .map_err(sql_err(path, "creating the keyword index tables"))?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let s = SqliteStore::open(path).map_err(store_err)?;
+            // Reads stream through the tables once: a small page cache per reader keeps
+            // memory at READERS × READER_CACHE_KIB, whatever the catalog's size (the
+            // store's default is sized for bulk loading).
+            s.connection()
+                .execute_batch(&format!("PRAGMA cache_size = -{READER_CACHE_KIB};"))
+                .map_err(sql_err(path, "setting the reader's cache size"))?;
+            readers.push(s);
+        }
         Ok(Catalog {
             name: name.to_string(),
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
-            readers: Mutex::new(Vec::new()),
+            readers: Mutex::new(readers),
+            reader_freed: Condvar::new(),
         })
     }
 
@@ -368,30 +383,29 @@ impl Catalog {
         &self.path
     }
 
+    /// Borrows a read connection, waiting while all [`READERS`] are in use.
     fn reader(&self) -> Result<Reader<'_>, RequestError> {
-        let idle = self.readers.lock().ok().and_then(|mut v| v.pop());
-        let mut store = match idle {
-            Some(s) => s,
-            None => {
-                let s = SqliteStore::open(&self.path).map_err(store_err)?;
-                // Reads stream through the tables once: a small page cache per reader
-                // keeps memory at (concurrent requests × READER_CACHE_KIB), whatever the
-                // catalog's size (the store's default is sized for bulk loading).
-                s.connection()
-                    .execute_batch(&format!("PRAGMA cache_size = -{READER_CACHE_KIB};"))
-                    .map_err(sql_err(&self.path, "setting the reader's cache size"))?;
-                s
+        let poisoned = || RequestError::Internal("the catalog's reader pool failed earlier".into());
+        let mut idle = self.readers.lock().map_err(|_| poisoned())?;
+        let mut store = loop {
+            if let Some(s) = idle.pop() {
+                break s;
             }
+            idle = self.reader_freed.wait(idle).map_err(|_| poisoned())?;
         };
-        store.refresh().map_err(store_err)?;
-        store
-            .connection()
-            .execute_batch("BEGIN")
-            .map_err(sql_err(&self.path, "BEGIN"))?;
-        Ok(Reader {
+        drop(idle);
+        let begun = store.refresh().map_err(store_err).and_then(|_| {
+            store
+                .connection()
+                .execute_batch("BEGIN")
+                .map_err(sql_err(&self.path, "BEGIN"))
+        });
+        // Built before checking `begun`, so that the connection goes back to the pool.
+        let reader = Reader {
             catalog: self,
             store: Some(store),
-        })
+        };
+        begun.map(|_| reader)
     }
 
     fn writer(&self) -> Result<std::sync::MutexGuard<'_, SqliteStore>, RequestError> {

@@ -417,3 +417,42 @@ async fn a_submission_that_breaks_off_writes_nothing() {
     assert_eq!(r.status, 200);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_that_stop_reading_do_not_starve_the_catalog() {
+    let server = Server::start_with(&["catalog"], Some(TOKEN), |c| {
+        c.body_idle_timeout = std::time::Duration::from_millis(300);
+    })
+    .await;
+    // About 24 MB of RDs: far more than socket buffers hold.
+    let filler = "x".repeat(4000);
+    let mut body = Vec::new();
+    for i in 0..6000 {
+        soif_codecs::soif::encode_record(
+            &soif_codecs::Record::new("FILE", format!("http://x/{i}"))
+                .with("Title", filler.as_str()),
+            &mut body,
+        );
+    }
+    let r = submit(&server, None, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // More stalled readers than the catalog has read connections.
+    let mut stalled = Vec::new();
+    for _ in 0..soif_server::catalog::READERS + 4 {
+        let mut s = tokio::net::TcpStream::connect(&server.host).await.unwrap();
+        let req = format!(
+            "GET /rdm/incoming?type=rd-request&scope=all HTTP/1.1\r\nHost: {}\r\n\r\n",
+            server.host
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        stalled.push(s);
+    }
+    // They are cut off; everyone else is served.
+    let r = get(&server, "type=rd-request&scope=all&view-hits=3").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.objects().len(), 3);
+    let r = get(&server, "type=rd-request&scope=all").await;
+    assert_eq!(r.objects().len(), 6000);
+    drop(stalled);
+    server.stop().await;
+}
