@@ -35,7 +35,7 @@
 //! ```
 
 use crate::schema_columns::SchemaColumns;
-use crate::value_text::{to_json, to_text};
+use crate::value_text::{text_counted, to_json};
 use crate::Charset;
 use soif_codecs::{Record, Value};
 use soif_pipeline::{Error, Sink, SinkError};
@@ -186,10 +186,7 @@ impl<W: Write + Send> CsvSink<W> {
     fn render(&mut self, value: &Value, cell: &mut String) {
         match value {
             Value::Bytes(b) => {
-                let (text, replaced) = to_text(b, self.charset);
-                if replaced {
-                    self.warnings += 1;
-                }
+                let text = text_counted(b, self.charset, &mut self.warnings);
                 if text.contains('\0') {
                     self.warnings += 1;
                     cell.push_str(&text.replace('\0', "\u{fffd}"));
@@ -258,9 +255,8 @@ impl<W: Write + Send> Sink for CsvSink<W> {
             row[i] = cell;
         }
         self.filled = filled;
-        let (template, t_bad) = to_text(&record.template, self.charset);
-        let (url, u_bad) = to_text(&record.url, self.charset);
-        self.warnings += u64::from(t_bad) + u64::from(u_bad);
+        let template = text_counted(&record.template, self.charset, &mut self.warnings);
+        let url = text_counted(&record.url, self.charset, &mut self.warnings);
         let result = self.out.write_record(
             [template.as_ref(), url.as_ref()]
                 .into_iter()

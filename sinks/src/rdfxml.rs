@@ -46,7 +46,7 @@
 //! `rdf:about`); a URL that is not absolute is still written as `dc:identifier` and counted
 //! as a warning.
 
-use crate::value_text::to_text;
+use crate::value_text::text_counted;
 use crate::Charset;
 use soif_codecs::{Record, Value};
 use soif_pipeline::transforms::dc::Crosswalk;
@@ -122,10 +122,7 @@ impl<W: Write + Send> RdfXmlSink<W> {
 
     /// XML-safe, escaped text for a value; counts repairs.
     fn text(&mut self, bytes: &[u8]) -> String {
-        let (text, replaced) = to_text(bytes, self.charset);
-        if replaced {
-            self.warnings += 1;
-        }
+        let text = text_counted(bytes, self.charset, &mut self.warnings);
         let (clean, fixed) = xml_chars(&text);
         self.warnings += fixed;
         escape_text(&clean)
@@ -147,10 +144,7 @@ impl<W: Write + Send> RdfXmlSink<W> {
         let about = if record.has_no_url() {
             None
         } else {
-            let (url, replaced) = to_text(&record.url, self.charset);
-            if replaced {
-                self.warnings += 1;
-            }
+            let url = text_counted(&record.url, self.charset, &mut self.warnings);
             let iri = to_iri(&url);
             if iri.is_none() {
                 // Not absolute: the resource has no IRI we can name; keep the URL as text.

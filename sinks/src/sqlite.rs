@@ -91,7 +91,7 @@
 //! ```
 
 use crate::schema_columns::SchemaColumns;
-use crate::value_text::to_json;
+use crate::value_text::{from_json, latin1, to_json};
 use crate::Charset;
 use bytes::Bytes;
 use rusqlite::types::{Null, ToSqlOutput, Value as SqlValue, ValueRef};
@@ -204,7 +204,7 @@ impl TableInfo {
     /// A record from a row selected by [`TableInfo::select_sql`]: NULL columns are absent
     /// attributes; TEXT and BLOB give their bytes; numbers their decimal text. In a
     /// [`ColumnInfo::json`] column, a JSON array or object becomes a [`Value::List`] or
-    /// [`Value::Object`] again (`{"base64": …}` the bytes it holds), so
+    /// [`Value::Object`] again ([`from_json`]; `{"base64": …}` the bytes it holds), so
     /// [`Record::flattened`] writes it as `Author-1`, `Author-2`, `Embed<1>-Type` in SOIF.
     pub fn record_from_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
         let mut record = Record::new(self.template.clone(), value_bytes(row.get_ref(0)?));
@@ -216,7 +216,7 @@ impl TableInfo {
             let value = match v {
                 ValueRef::Text(t) if c.json && matches!(t.first(), Some(b'[' | b'{')) => {
                     match serde_json::from_slice::<serde_json::Value>(t) {
-                        Ok(j) => json_value(&j),
+                        Ok(j) => from_json(&j),
                         Err(_) => Value::Bytes(Bytes::copy_from_slice(t)),
                     }
                 }
@@ -228,32 +228,6 @@ impl TableInfo {
             });
         }
         Ok(record)
-    }
-}
-
-/// The inverse of [`to_json`]: strings are bytes, `{"base64": …}` the bytes it encodes,
-/// arrays lists, other objects parts (an array under a name is kept as a list).
-fn json_value(j: &serde_json::Value) -> Value {
-    use base64::Engine as _;
-    match j {
-        serde_json::Value::String(s) => Value::Bytes(Bytes::copy_from_slice(s.as_bytes())),
-        serde_json::Value::Array(items) => Value::List(items.iter().map(json_value).collect()),
-        serde_json::Value::Object(m) => {
-            if let (1, Some(serde_json::Value::String(b64))) = (m.len(), m.get("base64")) {
-                if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) {
-                    return Value::Bytes(Bytes::from(bytes));
-                }
-            }
-            Value::Object(
-                m.iter()
-                    .map(|(k, v)| Attribute {
-                        name: Bytes::copy_from_slice(k.as_bytes()),
-                        value: json_value(v),
-                    })
-                    .collect(),
-            )
-        }
-        other => Value::Bytes(Bytes::from(other.to_string())),
     }
 }
 
@@ -424,9 +398,7 @@ fn value_param(value: &Value, charset: Charset) -> ToSqlOutput<'_> {
         Value::Bytes(b) => match std::str::from_utf8(b) {
             Ok(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Err(_) => match charset {
-                Charset::Latin1 => {
-                    ToSqlOutput::Owned(SqlValue::Text(b.iter().map(|&c| c as char).collect()))
-                }
+                Charset::Latin1 => ToSqlOutput::Owned(SqlValue::Text(latin1(b))),
                 Charset::Utf8 => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
             },
         },

@@ -1,5 +1,5 @@
 //! Helpers shared by the text-producing sinks (csv, rdfxml, sqlite): values as text or
-//! JSON under a [`Charset`], and opening the output file or stdout.
+//! JSON under a [`Charset`] and back from JSON, and opening the output file or stdout.
 //!
 //! Values are bytes. Where a format needs text, a value that is valid UTF-8 is used as is;
 //! otherwise [`Charset::Latin1`] reads it as ISO 8859-1 (what 1990s Harvest data usually
@@ -17,6 +17,7 @@
 
 use crate::Charset;
 use base64::Engine as _;
+use bytes::Bytes;
 use soif_codecs::{Attribute, Value};
 use soif_pipeline::Error;
 use std::borrow::Cow;
@@ -28,13 +29,23 @@ pub fn to_text(bytes: &[u8], charset: Charset) -> (Cow<'_, str>, bool) {
     match std::str::from_utf8(bytes) {
         Ok(s) => (Cow::Borrowed(s), false),
         Err(_) => match charset {
-            Charset::Latin1 => (
-                Cow::Owned(bytes.iter().map(|&b| b as char).collect()),
-                false,
-            ),
+            Charset::Latin1 => (Cow::Owned(latin1(bytes)), false),
             Charset::Utf8 => (String::from_utf8_lossy(bytes), true),
         },
     }
+}
+
+/// [`to_text`] for a sink that counts repairs: adds one to `warnings` when invalid UTF-8
+/// was replaced.
+pub fn text_counted<'a>(bytes: &'a [u8], charset: Charset, warnings: &mut u64) -> Cow<'a, str> {
+    let (text, replaced) = to_text(bytes, charset);
+    *warnings += u64::from(replaced);
+    text
+}
+
+/// The bytes read as ISO 8859-1: every byte is the code point of the same number.
+pub fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
 }
 
 /// A value as JSON, the way the `jsonl` sink writes it: text stays text, bytes that are
@@ -53,9 +64,7 @@ pub fn to_json(value: &Value, charset: Charset) -> serde_json::Value {
 fn bytes_to_json(b: &[u8], charset: Charset) -> serde_json::Value {
     match (std::str::from_utf8(b), charset) {
         (Ok(s), _) => serde_json::Value::String(s.to_string()),
-        (Err(_), Charset::Latin1) => {
-            serde_json::Value::String(b.iter().map(|&c| c as char).collect())
-        }
+        (Err(_), Charset::Latin1) => serde_json::Value::String(latin1(b)),
         (Err(_), Charset::Utf8) => {
             let mut m = serde_json::Map::new();
             m.insert(
@@ -93,6 +102,33 @@ fn object_to_json(attrs: &[Attribute], charset: Charset) -> serde_json::Value {
     serde_json::Value::Object(m)
 }
 
+/// The inverse of [`to_json`] (with [`Charset::Utf8`]): strings are their bytes,
+/// `{"base64": …}` the bytes it encodes, arrays lists, other objects parts (an array under
+/// a name stays a list). Numbers, booleans and `null`, which [`to_json`] never writes, are
+/// their JSON text.
+pub fn from_json(j: &serde_json::Value) -> Value {
+    match j {
+        serde_json::Value::String(s) => Value::Bytes(Bytes::copy_from_slice(s.as_bytes())),
+        serde_json::Value::Array(items) => Value::List(items.iter().map(from_json).collect()),
+        serde_json::Value::Object(m) => {
+            if let (1, Some(serde_json::Value::String(b64))) = (m.len(), m.get("base64")) {
+                if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) {
+                    return Value::Bytes(Bytes::from(bytes));
+                }
+            }
+            Value::Object(
+                m.iter()
+                    .map(|(k, v)| Attribute {
+                        name: Bytes::copy_from_slice(k.as_bytes()),
+                        value: from_json(v),
+                    })
+                    .collect(),
+            )
+        }
+        other => Value::Bytes(Bytes::from(other.to_string())),
+    }
+}
+
 /// Opens the output: `None` or `-` is stdout, anything else a file (created or
 /// truncated). Buffered; the caller flushes.
 pub fn open_output(output: Option<&str>) -> Result<Box<dyn Write + Send>, Error> {
@@ -123,6 +159,35 @@ mod tests {
         let (t, replaced) = to_text(b"a\xffb", Charset::Utf8);
         assert!(replaced);
         assert_eq!(t, "a\u{fffd}b");
+    }
+
+    #[test]
+    fn latin1_and_counted_text() {
+        assert_eq!(latin1(b"\xe9t\xe9 \xff"), "été ÿ");
+        let mut warnings = 0;
+        assert_eq!(text_counted(b"ok", Charset::Utf8, &mut warnings), "ok");
+        assert_eq!(warnings, 0);
+        assert_eq!(
+            text_counted(b"\xe9", Charset::Utf8, &mut warnings),
+            "\u{fffd}"
+        );
+        assert_eq!(text_counted(b"\xe9", Charset::Latin1, &mut warnings), "é");
+        assert_eq!(warnings, 1);
+    }
+
+    #[test]
+    fn from_json_reverses_to_json() {
+        let v = Value::List(vec![
+            "a".into(),
+            Value::from(vec![0xffu8, 0]),
+            Value::Object(vec![
+                Attribute::new("Type", "PostScript"),
+                Attribute::new("base64", "not alone"),
+            ]),
+        ]);
+        assert_eq!(from_json(&to_json(&v, Charset::Utf8)), v);
+        // What to_json never writes comes back as its JSON text.
+        assert_eq!(from_json(&serde_json::json!(12)), Value::from("12"));
     }
 
     #[test]
