@@ -604,6 +604,7 @@ async fn submit(
 ) -> Result<Response, RequestError> {
     // Before reading any RD: a refused submission reads and writes nothing more.
     check_token(state, headers)?;
+    check_version(&head)?;
     let catalog = state.catalog(&head)?;
     let kind = if head.rdm_type == RdmType::RdResponseDeleted {
         Submission::Delete
@@ -662,9 +663,15 @@ async fn submit(
         .submitted
         .fetch_add(counts.upserted, Ordering::Relaxed);
     state.deleted.fetch_add(counts.deleted, Ordering::Relaxed);
-    let text = match kind {
-        Submission::Upsert => format!("{} RDs stored in {}", counts.upserted, catalog.name()),
-        Submission::Delete => format!("{} RDs deleted from {}", counts.deleted, catalog.name()),
+    let text = match (kind, counts.deleted) {
+        (Submission::Upsert, 0) => format!("{} RDs stored in {}", counts.upserted, catalog.name()),
+        // An rd-response may carry @DELETE { } envelopes.
+        (Submission::Upsert, d) => format!(
+            "{} RDs stored in {}, {d} deleted",
+            counts.upserted,
+            catalog.name()
+        ),
+        (Submission::Delete, d) => format!("{d} RDs deleted from {}", catalog.name()),
     };
     let mut reply = RdmHeader::new(RdmType::StatusResponse);
     reply.catalog = Some(csid_for(&host_of(headers), catalog.name()));
@@ -680,18 +687,24 @@ async fn submit(
 
 // --- requests ----------------------------------------------------------------------------
 
+/// RDM 1.x is what the note defines.
+fn check_version(head: &RdmHeader) -> Result<(), RequestError> {
+    if head.version.starts_with("1.") || head.version == "1" {
+        return Ok(());
+    }
+    Err(RequestError::Unsupported(format!(
+        "RDM-Version {} (this server speaks 1.0)",
+        head.version
+    )))
+}
+
 async fn answer(
     state: &AppState,
     head: RdmHeader,
     query: Option<RdmQuery>,
     host: &str,
 ) -> Result<Response, RequestError> {
-    if !head.version.starts_with("1.") && head.version != "1" {
-        return Err(RequestError::Unsupported(format!(
-            "RDM-Version {} (this server speaks 1.0)",
-            head.version
-        )));
-    }
+    check_version(&head)?;
     if let (Some(ql), Some(expected)) = (&head.query_language, head.rdm_type.query_language()) {
         let keyword_ok = matches!(
             head.rdm_type,

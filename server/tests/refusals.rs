@@ -157,6 +157,16 @@ async fn malformed_bodies_get_status_responses() {
             "RDM-Version is given more than once",
         ),
         (
+            b"@RDMHEADER { -\nRDM-Version{3}:\t2.0\nRDM-Type{11}:\trd-response\n}\n".to_vec(),
+            501,
+            "RDM-Version 2.0",
+        ),
+        (
+            b"@RDMHEADER { -\nRDM-Version{3}:\t2.0\nRDM-Type{14}:\tstatus-request\n}\n".to_vec(),
+            501,
+            "RDM-Version 2.0",
+        ),
+        (
             message(&[("RDM-Type", "server-description-response")], b""),
             501,
             "does not accept server-description-response",
