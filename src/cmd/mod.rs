@@ -39,7 +39,8 @@ pub const EXIT_REJECTED: u8 = 3;
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
     /// Inputs: files, directories (read recursively, sorted), globs, `-` for stdin,
-    /// http(s):// URLs. None: stdin. gzip, bzip2, xz and zstd are detected by magic bytes.
+    /// http(s):// URLs, RDM catalogs (x-catalog://host:port/name[?scope=…&view-hits=…], an
+    /// rd-request). None: stdin. gzip, bzip2, xz and zstd are detected by magic bytes.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
 

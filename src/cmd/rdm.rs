@@ -18,19 +18,21 @@ use tokio::io::AsyncWriteExt;
 
 /// Send one RDM request and print the reply.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples (the note's requests):
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type status-request
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type rd-request --scope all
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type rd-request --scope 'since Sun, 06 Nov 1994 08:49:37 GMT'
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type rd-request --ql sample-keyword-ql --scope netscape \\
+#[command(
+    after_help = "Examples (the note's requests), with C=x-catalog://127.0.0.1:8080/catalog:
+  soif rdm $C --type status-request
+  soif rdm $C --type rd-request --scope all
+  soif rdm $C --type rd-request --scope 'since Sun, 06 Nov 1994 08:49:37 GMT'
+  soif rdm $C --type rd-request --ql sample-keyword-ql --scope netscape \\
       --view-hits 10 --view-attributes URL,Title,Author,Score --view-order -Score,+Title
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type rd-request-deleted --scope all
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type server-description-request
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type schema-description-request --scope 'defined SOIF-Attribute'
-  soif rdm x-catalog://127.0.0.1:8080/catalog --type taxonomy-description-request --scope 'descendant ROOT'
+  soif rdm $C --type rd-request-deleted --scope all
+  soif rdm $C --type server-description-request
+  soif rdm $C --type schema-description-request --scope 'defined SOIF-Attribute'
+  soif rdm $C --type taxonomy-description-request --scope 'anklebiter ROOT'
 
 Exit status: 0 the server answered the request, 1 it answered with an error (its
-RDM-Error-Message on stderr) or could not be reached, 2 usage error.")]
+RDM-Error-Message on stderr) or could not be reached, 2 usage error."
+)]
 pub struct RdmArgs {
     /// The catalog (x-catalog://host:port/name) or the server's http(s) URL (its default
     /// catalog; `/rdm/incoming` is added when the URL has no path).

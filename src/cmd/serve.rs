@@ -14,14 +14,23 @@ use std::process::ExitCode;
   soif serve --db catalog.db --listen 127.0.0.1:8080 --token s3cret
   soif serve --db books=books.db --db maps=/srv/maps.db --taxonomy taxonomy.soif
   curl 'http://127.0.0.1:8080/rdm/incoming?type=rd-request&ql=gatherer&scope=all'
-  curl 'http://127.0.0.1:8080/rdm/incoming?type=rd-request&ql=sample-keyword-ql&scope=netscape&view-hits=10'
+  soif rdm x-catalog://127.0.0.1:8080/catalog --type rd-request \\
+      --ql sample-keyword-ql --scope netscape --view-hits 10
   soif convert new.soif --to rdm -o x-catalog://127.0.0.1:8080/catalog --token s3cret
 
 Requests: GET /rdm/incoming?type=…&ql=…&scope=…&view-attributes=…&view-order=…&view-hits=…&csid=…
 or POST /rdm/incoming with an application/x-rdm body (@RDMHEADER, @RDMQUERY). Reads are
 open; rd-response and rd-response-deleted submissions need `Authorization: Bearer TOKEN`
 (without --token / SOIF_TOKEN submissions are refused). A request picks its catalog by the
-name in Catalog-Service-ID (x-catalog://host:port/NAME); without one, the first --db.")]
+name in Catalog-Service-ID (x-catalog://host:port/NAME); without one, the first --db.
+
+Query languages: gatherer (`all`, `since DATE` on Last-Modification-Time, Last-Modified or
+Update-Time), sample-keyword-ql (words, all must occur; `OR` between two; hits ranked
+with a Score by SQLite FTS5), schema-basic (`defined ATTR`), taxonomy-basic (`descendant
+X`, `descendant/N X`, `children X`, `anklebiter X`; X is ROOT or a classification id).
+The keyword index lives in the catalog (tables soif_fts, soif_fts_keys) and is rebuilt
+when soif_runs shows that a loader wrote. Deletions (rd-response-deleted, or @DELETE
+envelopes) are remembered in soif_deletions and served to rd-request-deleted.")]
 pub struct ServeArgs {
     /// A catalog database: PATH (named after its file stem) or NAME=PATH. Repeat for
     /// several catalogs; the first is the default. Created if missing.
