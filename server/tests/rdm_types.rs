@@ -84,6 +84,25 @@ async fn rd_request_gatherer_scopes_and_views() {
         assert_eq!(got.attributes, e.attributes);
     }
 
+    // The note's header as printed: "RDM-Type{9}: rd-request RDM-Query-Language{8}: gatherer
+    // Catalog-Service-ID{39}: x-catalog://www.netscape.com:80/techpubs" — the catalog is
+    // chosen by its name (a proxy in front of the server may have another host name).
+    let headers = fixture("rdm/headers.soif");
+    let second = {
+        let starts: Vec<usize> = headers
+            .windows(b"@RDMHEADER".len())
+            .enumerate()
+            .filter(|(_, w)| *w == b"@RDMHEADER")
+            .map(|(i, _)| i)
+            .collect();
+        headers[starts[1]..starts[2]].to_vec()
+    };
+    let mut note = second;
+    note.extend_from_slice(&fixture("rdm/gatherer-all.soif"));
+    let r = post(&server, note, None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.objects().len(), 4);
+
     // "@RDMQUERY { - Scope{34}: since Sun, 06 Nov 1994 08:49:37 GMT }": the jpg (Last-Modified
     // 1996) and the FILE (Last-Modification-Time 774988159 = 1994-07-23) — only the jpg
     // is newer; the two pages have no date.
