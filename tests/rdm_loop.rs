@@ -25,13 +25,15 @@ fn fixture(path: &str) -> String {
 struct Serve {
     child: Child,
     addr: String,
+    db: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Serve {
     fn start(extra: &[&str]) -> Serve {
         let dir = tempfile::tempdir().unwrap();
-        let db = format!("loop={}", dir.path().join("loop.db").display());
+        let path = dir.path().join("loop.db");
+        let db = format!("loop={}", path.display());
         let mut child = Command::new(SOIF)
             .args([
                 "serve",
@@ -60,6 +62,7 @@ impl Serve {
         Serve {
             child,
             addr,
+            db: path,
             _dir: dir,
         }
     }
@@ -191,6 +194,92 @@ fn a_missing_or_wrong_token_is_refused_and_nothing_is_written() {
     assert_eq!(wrong.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("wrong token"));
     assert!(catalog_jsonl(&csid).is_empty());
+}
+
+#[test]
+fn a_loader_writing_the_served_database_is_seen_by_reads_and_keyword_queries() {
+    let server = Serve::start(&[]);
+    let csid = server.csid();
+    let db = server.db.to_str().unwrap().to_string();
+    // A submission through the server and a load straight into its database.
+    assert!(soif(&[
+        "convert",
+        &fixture("rfc2655/documents.soif"),
+        "--to",
+        "rdm",
+        "-o",
+        &csid,
+        "--token",
+        TOKEN
+    ])
+    .status
+    .success());
+    let load = soif(&[
+        "convert",
+        &fixture("harvest/ecrc-93-10.soif"),
+        "--to",
+        "sqlite",
+        "-o",
+        &db,
+    ]);
+    assert!(
+        load.status.success(),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    assert_eq!(catalog_jsonl(&csid).len(), 4);
+    // The loader did not update the keyword index; the server rebuilds it (soif_runs changed).
+    let q = format!("{csid}?ql=sample-keyword-ql&scope=polymorphic");
+    let out = soif(&["convert", &q, "--to", "jsonl", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ECRC-93-10.ps.Z"), "{text}");
+    // Submissions after the rebuild are indexed too.
+    let q = format!("{csid}?ql=sample-keyword-ql&scope=welcome");
+    let out = soif(&["convert", &q, "--to", "jsonl", "-q"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}
+
+#[test]
+fn records_without_url_are_rejected_under_on_error() {
+    let server = Serve::start(&[]);
+    let csid = server.csid();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("mixed.soif");
+    std::fs::write(
+        &input,
+        "@FILE { http://a/\nTitle{1}:\ta\n}\n@FILE { -\nTitle{4}:\tnone\n}\n@FILE { http://b/\n}\n",
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    let out = soif(&[
+        "convert", input, "--to", "rdm", "-o", &csid, "--token", TOKEN,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "--on-error fail stops");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no URL"));
+    let out = soif(&[
+        "convert",
+        input,
+        "--to",
+        "rdm",
+        "-o",
+        &csid,
+        "--token",
+        TOKEN,
+        "--on-error",
+        "skip",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(catalog_jsonl(&csid).len(), 2);
 }
 
 #[test]
