@@ -38,8 +38,10 @@
 //! Loaders (`soif convert --to sqlite`) do not know about it; every loader run is recorded
 //! in `soif_runs`, so the server keeps a summary of `soif_runs` as of its last full index
 //! build in `soif_meta` (key `fts_runs`) and rebuilds the index before a keyword query when
-//! the summary has changed. Runs loaded while the server was down are thus picked up by
-//! the first keyword query.
+//! the summary has changed — once the loader's run has finished (see
+//! [`Catalog::ensure_index`]), in transactions of [`INDEX_CHUNK`] records so that loaders
+//! are not locked out. Runs loaded while the server was down are thus picked up at start
+//! (in the background) or by the first keyword query.
 //!
 //! # Writing
 //!
@@ -73,6 +75,13 @@ const READER_CACHE_KIB: u32 = 2048;
 /// (it creates the `soif_*` tables if missing), which a long submission holds; so reads
 /// never open connections while serving.
 pub const READERS: usize = 16;
+
+/// Records indexed per transaction when the keyword index is rebuilt.
+pub const INDEX_CHUNK: usize = 2000;
+
+/// How long a `running` loader's counts must stand still before the index is rebuilt
+/// anyway (see [`Catalog::ensure_index`]).
+pub const LOADER_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The `soif_meta` key holding the `soif_runs` summary of the last index build.
 const FTS_RUNS_KEY: &str = "fts_runs";
@@ -162,6 +171,8 @@ pub struct Catalog {
     writer: Mutex<SqliteStore>,
     readers: Mutex<Vec<SqliteStore>>,
     reader_freed: Condvar,
+    /// The `soif_runs` summary last seen while a loader was running, and since when.
+    loader_seen: Mutex<Option<(String, std::time::Instant)>>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -370,6 +381,7 @@ impl Catalog {
             writer: Mutex::new(writer),
             readers: Mutex::new(readers),
             reader_freed: Condvar::new(),
+            loader_seen: Mutex::new(None),
         })
     }
 
@@ -420,8 +432,14 @@ impl Catalog {
     }
 
     /// Rebuilds the keyword index when a loader has written since it was last built.
+    ///
+    /// While a loader's run is in progress (`soif_runs.status = 'running'`) the current
+    /// index is used as it is: rebuilding after every one of its batches would be wasted,
+    /// and hits whose rows have changed are read as they are now (rows since deleted are
+    /// skipped). The rebuild happens once the run has finished, or once its counts have
+    /// not moved for [`LOADER_IDLE`] (a loader that was killed leaves its run `running`).
     pub fn ensure_index(&self) -> Result<(), RequestError> {
-        {
+        let (now, running) = {
             let reader = self.reader()?;
             let conn = reader.store().connection();
             let now = runs_summary(conn).map_err(sql_err(&self.path, "reading soif_runs"))?;
@@ -429,51 +447,114 @@ impl Catalog {
             if built.as_deref() == Some(now.as_str()) {
                 return Ok(());
             }
+            let running: bool = conn
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM soif_runs WHERE status = 'running')",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(sql_err(&self.path, "reading soif_runs"))?;
+            (now, running)
+        };
+        if running && !self.loader_idle(&now) {
+            return Ok(());
         }
         let mut writer = self.writer()?;
-        writer.begin().map_err(store_err)?;
-        let result = self.rebuild_index(&writer);
-        match result {
-            Ok(()) => writer.commit().map_err(store_err),
-            Err(e) => {
-                let _ = writer.rollback();
-                Err(e)
+        let result = self.rebuild_index(&mut writer);
+        if result.is_err() && writer.in_transaction() {
+            let _ = writer.rollback();
+        }
+        result
+    }
+
+    /// True when the `soif_runs` summary has been `summary` for [`LOADER_IDLE`].
+    fn loader_idle(&self, summary: &str) -> bool {
+        let Ok(mut seen) = self.loader_seen.lock() else {
+            return true;
+        };
+        match &*seen {
+            Some((s, since)) if s == summary => since.elapsed() >= LOADER_IDLE,
+            _ => {
+                *seen = Some((summary.to_string(), std::time::Instant::now()));
+                false
             }
         }
     }
 
-    fn rebuild_index(&self, writer: &SqliteStore) -> Result<(), RequestError> {
-        let conn = writer.connection();
+    /// Rebuilds the index in transactions of [`INDEX_CHUNK`] records, so that a loader
+    /// waiting for SQLite's write lock gets it between them (it waits 30 s at most). The
+    /// summary stored at the end is the one read at the start: whatever a loader writes
+    /// meanwhile makes the next keyword query rebuild again. In-process keyword queries
+    /// and submissions wait for the whole rebuild (the writer's mutex).
+    fn rebuild_index(&self, writer: &mut SqliteStore) -> Result<(), RequestError> {
         let err = |c: &str| sql_err(&self.path, c);
-        // Under the write lock: no loader commits while we read the summary and the rows.
+        writer.begin().map_err(store_err)?;
+        let conn = writer.connection();
         let summary = runs_summary(conn).map_err(err("reading soif_runs"))?;
         if indexed_summary(conn)
             .map_err(err("reading soif_meta"))?
             .as_deref()
             == Some(&summary)
         {
-            return Ok(());
+            return writer.commit().map_err(store_err);
         }
         conn.execute_batch("DELETE FROM soif_fts; DELETE FROM soif_fts_keys;")
             .map_err(err("clearing the keyword index"))?;
-        for table in writer.tables() {
-            let mut st = conn
-                .prepare(&table.select_sql())
-                .map_err(err("reading for the keyword index"))?;
-            let mut rows = st.query([]).map_err(err("reading for the keyword index"))?;
-            while let Some(row) = rows.next().map_err(err("reading for the keyword index"))? {
-                let record = table
-                    .record_from_row(row)
+        conn.execute("DELETE FROM soif_meta WHERE key = ?1", [FTS_RUNS_KEY])
+            .map_err(err("writing soif_meta"))?;
+        let tables = writer.tables();
+        writer.commit().map_err(store_err)?;
+        for table in tables {
+            // The url (the primary key, so an index walk) is the cursor from one chunk to
+            // the next.
+            let first = format!(
+                "{} ORDER BY \"url\" LIMIT {INDEX_CHUNK}",
+                table.select_sql()
+            );
+            let next = format!(
+                "{} WHERE \"url\" > ?1 ORDER BY \"url\" LIMIT {INDEX_CHUNK}",
+                table.select_sql()
+            );
+            let mut after: Option<Bytes> = None;
+            loop {
+                writer.begin().map_err(store_err)?;
+                let conn = writer.connection();
+                let mut st = conn
+                    .prepare(if after.is_some() { &next } else { &first })
                     .map_err(err("reading for the keyword index"))?;
-                fts_insert(conn, &record).map_err(err("writing the keyword index"))?;
+                let mut rows = match after.as_deref() {
+                    Some(url) => st.query([key_param(url)]),
+                    None => st.query([]),
+                }
+                .map_err(err("reading for the keyword index"))?;
+                let mut n = 0;
+                while let Some(row) = rows.next().map_err(err("reading for the keyword index"))? {
+                    let record = table
+                        .record_from_row(row)
+                        .map_err(err("reading for the keyword index"))?;
+                    fts_remove(conn, &record.template, &record.url)
+                        .and_then(|_| fts_insert(conn, &record))
+                        .map_err(err("writing the keyword index"))?;
+                    after = Some(record.url);
+                    n += 1;
+                }
+                drop(rows);
+                drop(st);
+                writer.commit().map_err(store_err)?;
+                if n < INDEX_CHUNK {
+                    break;
+                }
             }
         }
-        conn.execute(
-            "INSERT OR REPLACE INTO soif_meta (key, value) VALUES (?1, ?2)",
-            params![FTS_RUNS_KEY, summary],
-        )
-        .map_err(err("writing soif_meta"))?;
-        Ok(())
+        writer.begin().map_err(store_err)?;
+        writer
+            .connection()
+            .execute(
+                "INSERT OR REPLACE INTO soif_meta (key, value) VALUES (?1, ?2)",
+                params![FTS_RUNS_KEY, summary],
+            )
+            .map_err(err("writing soif_meta"))?;
+        writer.commit().map_err(store_err)
     }
 
     /// Runs a read request: every record of the result set, after the view, goes to `out`
@@ -933,6 +1014,36 @@ mod tests {
             view: View::default(),
         };
         assert!(run(&c, &all).is_empty());
+    }
+
+    #[test]
+    fn the_index_waits_for_a_running_loader_and_is_rebuilt_in_chunks() {
+        let (d, c) = catalog();
+        let path = d.path().join("c.db");
+        use soif_pipeline::Sink;
+        let mut sink =
+            soif_sinks::sqlite::SqliteSink::open(&path, Default::default(), 500, &[]).unwrap();
+        // More than one rebuild chunk, committed in batches while the run is `running`.
+        for i in 0..INDEX_CHUNK + 700 {
+            sink.write(
+                &Record::new("FILE", format!("http://loaded/{i:05}")).with("Title", "okapi"),
+            )
+            .unwrap();
+        }
+        let kw = Query {
+            scope: Scope::Keywords(keyword_query("okapi").unwrap()),
+            deleted: false,
+            view: View::default(),
+        };
+        // While the loader runs, the index is left as it is (and nothing waits for it).
+        assert!(run(&c, &kw).is_empty());
+        sink.finish().unwrap();
+        let hits = run(&c, &kw);
+        assert_eq!(hits.len(), INDEX_CHUNK + 700);
+        let mut urls: Vec<String> = hits.iter().map(|r| r.url_str().into_owned()).collect();
+        urls.sort();
+        urls.dedup();
+        assert_eq!(urls.len(), INDEX_CHUNK + 700, "each record indexed once");
     }
 
     #[test]
