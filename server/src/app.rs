@@ -21,11 +21,13 @@
 //! limited to [`ServerConfig::max_body`] bytes (sent, and inflated when the body is
 //! `Content-Encoding: gzip`) and [`ServerConfig::max_record_size`] per object, and may also
 //! be `application/x-www-form-urlencoded` (the GET parameters).
-//! A submission is written in one transaction once its whole body has been read: a body
-//! that breaks off or holds a bad object writes nothing.
+//! A submission is written in one transaction once its whole body has been read (and
+//! spooled, see [`crate::spool`]): a body that breaks off or holds a bad object writes
+//! nothing, and a slow client never holds the catalog's write lock.
 
 use crate::catalog::{keyword_query, Catalog, Flow, Query, Scope, Submission};
 use crate::error::RequestError;
+use crate::spool::Spool;
 use crate::status::{self, CatalogStatus, ServerStatus};
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, RawQuery, State};
@@ -615,24 +617,24 @@ async fn submit(
     let writer = {
         let catalog = catalog.clone();
         tokio::task::spawn_blocking(move || {
-            let mut ended = false;
-            catalog.submit(kind, &mut || {
-                if ended {
-                    return None;
-                }
+            // The whole body first (see `spool`): the catalog's write lock is held only
+            // while a complete submission is applied, never while a client sends.
+            let mut spool = Spool::new();
+            loop {
                 match rx.blocking_recv() {
-                    Some(Msg::Rd(r)) => Some(Ok(r)),
-                    Some(Msg::Fail(e)) => Some(Err(e)),
-                    Some(Msg::End) => {
-                        ended = true;
-                        None
-                    }
+                    Some(Msg::Rd(r)) => spool.push(&r)?,
+                    Some(Msg::Fail(e)) => return Err(e),
+                    Some(Msg::End) => break,
                     // The request went away before its end: write nothing.
-                    None => Some(Err(RequestError::Malformed(
-                        "the request body ended early".into(),
-                    ))),
+                    None => {
+                        return Err(RequestError::Malformed(
+                            "the request body ended early".into(),
+                        ))
+                    }
                 }
-            })
+            }
+            let mut records = spool.reader()?;
+            catalog.submit(kind, &mut || records.next_record())
         })
     };
     loop {

@@ -7,6 +7,7 @@
 //! - [`catalog`]: one SQLite catalog — reads (gatherer `all` / `since DATE`, the keyword
 //!   language on an FTS5 index with a `Score`, views, remembered deletions) and
 //!   transactional submissions;
+//! - [`spool`]: a submission's RDs between the request body and the catalog;
 //! - [`status`]: the HTML 2.0 status documents;
 //! - [`error`]: [`RequestError`], which every failure becomes: an RDM `status-response`
 //!   with `RDM-Error-Message` and a fitting HTTP status.
@@ -46,6 +47,7 @@
 pub mod app;
 pub mod catalog;
 pub mod error;
+pub mod spool;
 pub mod status;
 
 pub use app::{router, serve, AppState, ServerConfig};

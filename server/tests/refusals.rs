@@ -466,3 +466,38 @@ async fn clients_that_stop_reading_do_not_starve_the_catalog() {
     drop(stalled);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_submission_does_not_hold_up_others() {
+    // The stalled client would keep the catalog's write lock for an hour if submissions
+    // wrote while their body arrives; they are spooled first instead.
+    let server = Server::start_with(&["catalog"], Some(TOKEN), |c| {
+        c.body_idle_timeout = std::time::Duration::from_secs(3600);
+    })
+    .await;
+    let body = message(
+        &[("RDM-Type", "rd-response")],
+        &fixture("rfc2655/documents.soif"),
+    );
+    let mut slow = tokio::net::TcpStream::connect(&server.host).await.unwrap();
+    let head = format!(
+        "POST /rdm/incoming HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-rdm\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
+        server.host,
+        body.len()
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(&body[..body.len() - 10]).await.unwrap();
+    // Another submission and a loader-style write go through meanwhile.
+    let r = submit(&server, None, b"@FILE { http://other/\nTitle{1}:\tx\n}\n").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(count(&server).await, 1);
+    // The slow one completes: now its RDs are there too.
+    slow.write_all(&body[body.len() - 10..]).await.unwrap();
+    let mut reply = vec![0u8; 4096];
+    let n = slow.read(&mut reply).await.unwrap();
+    assert!(String::from_utf8_lossy(&reply[..n]).starts_with("HTTP/1.1 200"));
+    assert_eq!(count(&server).await, 4);
+    drop(slow);
+    server.stop().await;
+}
