@@ -9,7 +9,6 @@
 //! transform's spill format, which keeps everything (action, values, lists).
 
 use crate::error::RequestError;
-use bytes::Bytes;
 use soif_codecs::Record;
 use soif_pipeline::transforms::spill;
 use std::io::{BufRead, BufReader, Cursor, Seek, Write};
@@ -100,7 +99,7 @@ impl SpoolReader {
             Err(e) => return Some(Err(io_err("reading")(e))),
         };
         Some(
-            spill::decode(Bytes::from(entry)).map_err(|e| {
+            spill::decode(entry).map_err(|e| {
                 RequestError::Internal(format!("spooling the submission (reading): {e}"))
             }),
         )
