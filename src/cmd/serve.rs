@@ -28,8 +28,10 @@ Query languages: gatherer (`all`, `since DATE` on Last-Modification-Time, Last-M
 Update-Time), sample-keyword-ql (words, all must occur; `OR` between two; hits ranked
 with a Score by SQLite FTS5), schema-basic (`defined ATTR`), taxonomy-basic (`descendant
 X`, `descendant/N X`, `children X`, `anklebiter X`; X is ROOT or a classification id).
-The keyword index lives in the catalog (tables soif_fts, soif_fts_keys) and is rebuilt
-when soif_runs shows that a loader wrote. Deletions (rd-response-deleted, or @DELETE
+The keyword index lives in the catalog (tables soif_fts, soif_fts_keys); submissions keep
+it current, and it is rebuilt (in the background at start, else before a keyword query)
+once a loader's run recorded in soif_runs has finished. A submission is applied in one
+transaction once its whole body has arrived. Deletions (rd-response-deleted, or @DELETE
 envelopes) are remembered in soif_deletions and served to rd-request-deleted.")]
 pub struct ServeArgs {
     /// A catalog database: PATH (named after its file stem) or NAME=PATH. Repeat for
