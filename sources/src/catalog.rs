@@ -27,6 +27,7 @@ use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::{Action, Record};
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
 use soif_pipeline::Error;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio_util::codec::FramedRead;
 use tokio_util::io::StreamReader;
@@ -182,18 +183,26 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Runs the `rd-request` of `input` and returns its RDs as a record stream.
+///
+/// `read` counts the reply's bytes as they arrive (the progress bar and summary).
 pub async fn open(
     client: &reqwest::Client,
     input: &str,
     name: Arc<str>,
     max_record_size: usize,
+    read: Option<Arc<AtomicU64>>,
 ) -> Result<InputData, Error> {
     let request = CatalogRequest::parse(input)?;
     let deleted = request.header.rdm_type == RdmType::RdRequestDeleted;
     let resp = send(client, &request, &name).await?;
     let body = resp
         .bytes_stream()
-        .map(|r| r.map_err(std::io::Error::other))
+        .map(move |r| {
+            if let (Ok(b), Some(read)) = (&r, &read) {
+                read.fetch_add(b.len() as u64, Ordering::Relaxed);
+            }
+            r.map_err(std::io::Error::other)
+        })
         .boxed();
     let mut opts = DecoderOptions::with_max_record_size(max_record_size);
     opts.input = Some(name.clone());
@@ -313,7 +322,7 @@ pub async fn collect(
     client: &reqwest::Client,
     input: &str,
 ) -> Result<Vec<Result<Record, Rejection>>, Error> {
-    let data = open(client, input, Arc::from(input), 64 << 20).await?;
+    let data = open(client, input, Arc::from(input), 64 << 20, None).await?;
     let InputData::Records(mut stream) = data else {
         return Err(Error::Fatal("a catalog input yields records".into()));
     };
@@ -334,7 +343,7 @@ pub async fn spool_to(
     out: &mut (impl tokio::io::AsyncWrite + Unpin),
 ) -> Result<(), Error> {
     use tokio::io::AsyncWriteExt;
-    let data = open(client, input, Arc::from(input), SPOOL_MAX_RECORD).await?;
+    let data = open(client, input, Arc::from(input), SPOOL_MAX_RECORD, None).await?;
     let InputData::Records(mut stream) = data else {
         return Err(Error::Fatal("a catalog input yields records".into()));
     };

@@ -151,8 +151,14 @@ impl InputSource {
         if let InputSpec::Url(url) = &spec {
             if catalog::is_catalog(url) {
                 let client = self.http_client()?;
-                let data =
-                    catalog::open(&client, url, name.clone(), self.opts.max_record_size).await?;
+                let data = catalog::open(
+                    &client,
+                    url,
+                    name.clone(),
+                    self.opts.max_record_size,
+                    Some(self.read.clone()),
+                )
+                .await?;
                 return Ok(Input { name, data });
             }
         }
