@@ -498,3 +498,46 @@ async fn large_results_stream_in_chunks() {
     assert_eq!(r.objects()[0].url_str(), "http://x/02990");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_1_0_clients() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // "RDM messages can be transfered between processes across a network via HTTP/1.0":
+    // a 1.0 client gets a 1.0 reply, and a streamed rd-response ends with the connection
+    // (no chunked encoding, which 1.0 does not know).
+    let server = Server::start(&["catalog"], Some(TOKEN)).await;
+    let mut body = Vec::new();
+    for i in 0..3000 {
+        soif_codecs::soif::encode_record(
+            &soif_codecs::Record::new("FILE", format!("http://x/{i:05}"))
+                .with("Title", format!("file number {i} of many")),
+            &mut body,
+        );
+    }
+    assert_eq!(submit(&server, None, &body).await.status, 200);
+    for (query, objects) in [
+        ("type=status-request", 0),
+        ("type=rd-request&scope=all", 3000),
+    ] {
+        let mut s = tokio::net::TcpStream::connect(&server.host).await.unwrap();
+        s.write_all(format!("GET /rdm/incoming?{query} HTTP/1.0\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut reply = Vec::new();
+        s.read_to_end(&mut reply).await.unwrap();
+        let split = reply.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
+        assert!(head.starts_with("http/1.0 200"), "{head}");
+        assert!(head.contains("content-type: application/x-rdm"), "{head}");
+        assert!(!head.contains("chunked"), "{head}");
+        let body = &reply[split + 4..];
+        if objects == 0 {
+            assert!(String::from_utf8_lossy(body)
+                .trim_end()
+                .ends_with("</HTML>"));
+        } else {
+            assert_eq!(records(body).len(), objects + 1);
+        }
+    }
+    server.stop().await;
+}
