@@ -571,3 +571,60 @@ fn a_flaky_connection_loses_nothing_and_doubles_nothing() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("wrong token"));
 }
+
+#[test]
+fn serve_refuses_bad_configurations() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let db = db.to_str().unwrap();
+    for (args, code, needle) in [
+        (vec!["serve", "--db", "=x.db"], 2, "NAME=PATH"),
+        (
+            vec![
+                "serve",
+                "--db",
+                db,
+                "--taxonomy",
+                "/nonexistent/taxonomy.soif",
+            ],
+            2,
+            "cannot open the taxonomy",
+        ),
+        (
+            vec!["serve", "--db", db, "--schema", "/nonexistent/schema.soif"],
+            2,
+            "schema",
+        ),
+        (
+            vec![
+                "serve",
+                "--db",
+                &format!("a={db}"),
+                "--db",
+                &format!("a={db}"),
+            ],
+            2,
+            "two catalogs are named \"a\"",
+        ),
+        (
+            vec!["serve", "--db", db, "--listen", "not-an-address"],
+            1,
+            "listening on",
+        ),
+    ] {
+        let out = soif(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // A taxonomy that is not a tree.
+    let bad = dir.path().join("bad-taxonomy.soif");
+    std::fs::write(
+        &bad,
+        "@TAXONOMY { -\nId{1}:\tT\n}\n@CLASSIFICATION { -\nId{1}:\tA\nParent-Id{1}:\tB\nTaxonomy-Id{1}:\tT\n}\n",
+    )
+    .unwrap();
+    let out = soif(&["serve", "--db", db, "--taxonomy", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown parent"));
+}

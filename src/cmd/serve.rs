@@ -92,6 +92,13 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         .map(|s| parse_db_spec(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Error::Config)?;
+    for (i, (name, _)) in catalogs.iter().enumerate() {
+        if catalogs[..i].iter().any(|(n, _)| n == name) {
+            return Err(Error::Config(format!(
+                "two catalogs are named {name:?} (use --db NAME=PATH)"
+            )));
+        }
+    }
     let schema = match &args.schema {
         Some(p) => Some(soif_pipeline::transforms::validate::load_schema(p)?),
         None => None,
