@@ -501,3 +501,65 @@ async fn a_slow_submission_does_not_hold_up_others() {
     drop(slow);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mangled_messages_always_get_an_rdm_reply() {
+    // Valid messages of every kind, cut and corrupted at pseudo-random places: each gets a
+    // well-formed RDM reply (never a dropped connection, which is what a panic would give).
+    let server = Server::start(&["catalog"], Some(TOKEN)).await;
+    let docs = fixture("rfc2655/documents.soif");
+    let seeds: Vec<Vec<u8>> = vec![
+        message(&[("RDM-Type", "rd-response")], &docs),
+        message(&[("RDM-Type", "rd-response-deleted")], &docs),
+        message(
+            &[
+                ("RDM-Type", "rd-request"),
+                ("RDM-Query-Language", "gatherer"),
+            ],
+            &fixture("rdm/view-score.soif"),
+        ),
+        fixture("rdm/schema-basic-view.soif"),
+        fixture("rdm/taxonomy-basic-descendant.soif"),
+        message(&[("RDM-Type", "server-description-request")], b""),
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    for round in 0..240 {
+        let mut body = seeds[round % seeds.len()].clone();
+        match rand(4) {
+            0 => body.truncate(rand(body.len())),
+            1 => {
+                for _ in 0..1 + rand(4) {
+                    let i = rand(body.len());
+                    body[i] = rand(256) as u8;
+                }
+            }
+            2 => {
+                let i = rand(body.len());
+                let junk: Vec<u8> = (0..1 + rand(40)).map(|_| rand(256) as u8).collect();
+                body.splice(i..i, junk);
+            }
+            _ => {
+                let i = rand(body.len());
+                let j = i + rand(body.len() - i);
+                body.drain(i..j);
+            }
+        }
+        let r = post(&server, body.clone(), Some(TOKEN)).await;
+        assert_eq!(r.content_type(), "application/x-rdm", "{body:?}");
+        let h = r.header();
+        if r.status == 200 {
+            assert!(h.error_message.is_none());
+        } else {
+            assert!(h.error_message.is_some(), "{body:?}");
+        }
+    }
+    let r = get(&server, "type=status-request").await;
+    assert_eq!(r.status, 200);
+    server.stop().await;
+}

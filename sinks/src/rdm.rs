@@ -308,11 +308,9 @@ async fn send(
 
 /// The `RDM-Error-Message` of a reply's `@RDMHEADER`, if it has one.
 pub fn rdm_error_message(reply: &[u8]) -> Option<String> {
-    let end = reply
-        .windows(2)
-        .position(|w| w == b"}\n")
-        .map_or(reply.len(), |i| i + 2);
-    decode_all(&reply[..end], DecoderOptions::default())
+    // Only the first object counts; what follows (an HTML status document) does not
+    // decode as SOIF, and need not.
+    decode_all(reply, DecoderOptions::default())
         .into_iter()
         .next()?
         .ok()
@@ -391,6 +389,13 @@ mod tests {
         let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
 RDM-Error-Message{11}:\twrong token\n}\n<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">";
         assert_eq!(rdm_error_message(reply).as_deref(), Some("wrong token"));
+        // A message that itself holds `}` and a newline.
+        let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
+RDM-Error-Message{15}:\tno {SIZE}\n here\n}\n<HTML>";
+        assert_eq!(
+            rdm_error_message(reply).as_deref(),
+            Some("no {SIZE}\n here")
+        );
         assert_eq!(rdm_error_message(b"<html>"), None);
         assert_eq!(rdm_error_message(b""), None);
     }

@@ -159,11 +159,9 @@ pub async fn send(
 
 /// The `RDM-Error-Message` in the `@RDMHEADER` at the start of `reply`.
 pub fn error_message(reply: &[u8]) -> Option<String> {
-    let end = reply
-        .windows(2)
-        .position(|w| w == b"}\n")
-        .map_or(reply.len(), |i| i + 2);
-    soif_codecs::soif::decode_all(&reply[..end], DecoderOptions::default())
+    // Only the first object counts; what follows (an HTML status document) does not
+    // decode as SOIF, and need not.
+    soif_codecs::soif::decode_all(reply, DecoderOptions::default())
         .into_iter()
         .next()?
         .ok()

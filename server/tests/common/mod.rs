@@ -103,13 +103,13 @@ pub struct Reply {
 impl Reply {
     /// The reply's header (the first object).
     pub fn header(&self) -> RdmHeader {
-        let end = self
-            .body
-            .windows(2)
-            .position(|w| w == b"}\n")
+        // The first object; an HTML status document after it does not decode, and need not.
+        let first = decode_all(&self.body, DecoderOptions::default())
+            .into_iter()
+            .next()
             .expect("an @RDMHEADER")
-            + 2;
-        RdmHeader::from_record(&records(&self.body[..end])[0]).unwrap()
+            .expect("a valid @RDMHEADER");
+        RdmHeader::from_record(&first).unwrap()
     }
 
     /// Every object after the header (for SOIF bodies).
