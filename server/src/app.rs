@@ -853,6 +853,7 @@ async fn stream_rds(
         };
         let mut buf = Vec::with_capacity(CHUNK + 4096);
         encode_record(&reply.to_record(), &mut buf);
+        let header_len = buf.len();
         let result = catalog.query(&query, &mut |record| {
             encode_record(&record, &mut buf);
             if buf.len() >= CHUNK {
@@ -868,6 +869,13 @@ async fn stream_rds(
             Ok(Flow::Continue)
         });
         let last = match result {
+            // The note's own example: "RDM-Type{11}: rd-response RDM-Error-Message{9}: 0
+            // results". (Nothing was sent yet: the header is still alone in the buffer.)
+            Ok(0) if buf.len() == header_len => {
+                let mut head = Vec::new();
+                encode_record(&reply.with_error("0 results").to_record(), &mut head);
+                Chunk::Last(Bytes::from(head))
+            }
             Ok(_) => Chunk::Last(Bytes::from(buf)),
             Err(e) => Chunk::Failed(e),
         };

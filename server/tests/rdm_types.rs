@@ -449,6 +449,11 @@ async fn catalogs_by_csid() {
     submit(&server, Some("maps"), &fixture("rfc2655/documents.soif")).await;
     let r = get(&server, "type=rd-request&scope=all").await;
     assert!(r.objects().is_empty(), "the default catalog is books");
+    // The note: "@RDMHEADER { - RDM-Version{3}: 1.0 RDM-Type{11}: rd-response
+    // RDM-Error-Message{9}: 0 results }"
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header().rdm_type, RdmType::RdResponse);
+    assert_eq!(r.header().error_message.as_deref(), Some("0 results"));
     let r = get(
         &server,
         &format!("type=rd-request&scope=all&csid={}", server.csid("maps")),
