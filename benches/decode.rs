@@ -3,7 +3,10 @@
 //! Two inputs, both generated in memory by `soif_codecs::generate`:
 //! - `harvest_mixed`: 64 MB of Harvest-like FILE records (~20 attributes, a quarter with a
 //!   5–50 KB multi-line Full-Text, one in ten with a binary Thumbnail);
-//! - `single_huge_record`: one 100 MB record (one 100 MB Full-Text value).
+//! - `single_huge_record`: one 100 MB record (one 100 MB Full-Text value);
+//! - `floor_copy_100MB_fresh`: no decoding at all, only the 100 MB copied into a fresh
+//!   buffer in the same reads — the cost of holding one record whole, which the huge
+//!   record cannot go below (the kernel faults in and zeroes every new page).
 //!
 //! The input is fed to the decoder in 256 KiB reads, as `FramedRead` would, so the
 //! incremental path (records split across reads) is what is measured. Records are
@@ -75,6 +78,16 @@ fn benches(c: &mut Criterion) {
         })
     });
     group.throughput(Throughput::Bytes(huge.len() as u64));
+    group.bench_function("floor_copy_100MB_fresh", |b| {
+        b.iter(|| {
+            let mut buf = BytesMut::new();
+            buf.reserve(huge.len());
+            for chunk in huge.chunks(READ) {
+                buf.extend_from_slice(chunk);
+            }
+            black_box(buf.len())
+        })
+    });
     group.bench_function("single_huge_record_100MB", |b| {
         b.iter(|| {
             let (ok, bad) = decode(&huge, &big);
