@@ -950,15 +950,16 @@ async fn server_status(state: &AppState, host: &str) -> Result<ServerStatus, Req
 }
 
 /// The types this server answers or accepts.
-pub fn supported_types(has_taxonomy: bool) -> Vec<RdmType> {
-    let mut v = vec![
-        RdmType::RdRequest,
-        RdmType::RdRequestDeleted,
-        RdmType::RdResponse,
-        RdmType::RdResponseDeleted,
+/// (Submissions only when the server has a token; the taxonomy request only with one.)
+pub fn supported_types(has_taxonomy: bool, submissions: bool) -> Vec<RdmType> {
+    let mut v = vec![RdmType::RdRequest, RdmType::RdRequestDeleted];
+    if submissions {
+        v.extend([RdmType::RdResponse, RdmType::RdResponseDeleted]);
+    }
+    v.extend([
         RdmType::ServerDescriptionRequest,
         RdmType::SchemaDescriptionRequest,
-    ];
+    ]);
     if has_taxonomy {
         v.push(RdmType::TaxonomyDescriptionRequest);
     }
@@ -981,7 +982,7 @@ async fn server_description(
         languages.push(QueryLanguage::TaxonomyBasic);
     }
     let mut sd = ServerDescription::new(
-        supported_types(has_taxonomy),
+        supported_types(has_taxonomy, state.config.token.is_some()),
         languages,
         RdmDate::from_system_time(state.started),
         RdmDate::from_system_time(SystemTime::now() + DESCRIPTION_TTL),

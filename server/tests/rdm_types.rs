@@ -307,6 +307,7 @@ async fn server_description() {
     ] {
         assert!(sd.supports(t), "{t}");
     }
+    assert!(sd.supports(RdmType::RdResponseDeleted), "a token is set");
     assert!(sd.supports_query_language(&QueryLanguage::Gatherer));
     assert!(sd.supports_query_language(&QueryLanguage::SampleKeyword));
     assert_eq!(sd.supported_catalogs.len(), 2);
@@ -437,6 +438,12 @@ async fn taxonomy_description_taxonomy_basic() {
     assert_eq!(ids(&r).len(), 2);
     let r = post(&server, ask("descendant Education/Training"), None).await;
     assert_eq!(ids(&r).len(), 4);
+    // This server has no token: its description does not offer submissions.
+    let r = get(&server, "type=server-description-request").await;
+    let sd = ServerDescription::from_record(&r.objects()[0]).unwrap();
+    assert!(!sd.supports(RdmType::RdResponse) && !sd.supports(RdmType::RdResponseDeleted));
+    assert!(sd.supports(RdmType::TaxonomyDescriptionRequest));
+    assert!(sd.supports_query_language(&QueryLanguage::TaxonomyBasic));
     let r = post(&server, ask("descendant Nowhere"), None).await;
     assert_eq!(r.status, 400);
     assert!(r.header().error_message.unwrap().contains("Nowhere"));
