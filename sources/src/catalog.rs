@@ -24,7 +24,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use soif_codecs::rdm::{request_from_form, Csid, QueryLanguage, RdmHeader, RdmQuery, RdmType};
 use soif_codecs::soif::{DecoderOptions, SoifDecoder};
-use soif_codecs::{Action, Record};
+use soif_codecs::Action;
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
 use soif_pipeline::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -313,22 +313,6 @@ impl Reply {
             }));
         }
     }
-}
-
-/// Reads a whole reply's records (tests and small uses; the engine streams).
-pub async fn collect(
-    client: &reqwest::Client,
-    input: &str,
-) -> Result<Vec<Result<Record, Rejection>>, Error> {
-    let data = open(client, input, Arc::from(input), 64 << 20, None).await?;
-    let InputData::Records(mut stream) = data else {
-        return Err(Error::Fatal("a catalog input yields records".into()));
-    };
-    let mut out = Vec::new();
-    while let Some(item) = stream.next().await {
-        out.push(item?);
-    }
-    Ok(out)
 }
 
 /// Copies the RDs of `input`'s reply to `out` as canonical SOIF (deletions inside
