@@ -628,3 +628,52 @@ fn serve_refuses_bad_configurations() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown parent"));
 }
+
+#[test]
+fn upserts_and_deletions_keep_their_order_across_batches() {
+    let server = Serve::start(&[]);
+    let csid = server.csid();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("order.soif");
+    // A stored, deleted, stored again with a new title; B stored then deleted.
+    std::fs::write(
+        &input,
+        "@FILE { http://a/\nTitle{3}:\told\n}\n@FILE { http://b/\nTitle{1}:\tb\n}\n\
+         @DELETE {\n@FILE { http://a/\n}\n@FILE { http://b/\n}\n}\n\
+         @FILE { http://a/\nTitle{3}:\tnew\n}\n",
+    )
+    .unwrap();
+    let out = soif(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--to",
+        "rdm",
+        "-o",
+        &csid,
+        "--token",
+        TOKEN,
+        "--batch-size",
+        "10",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now = catalog_jsonl(&csid);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(
+        now.iter().next().unwrap().contains("\"Title\":\"new\""),
+        "{now:?}"
+    );
+    let deleted = soif(&[
+        "convert",
+        &format!("{csid}?type=rd-request-deleted"),
+        "--to",
+        "jsonl",
+        "-q",
+    ]);
+    let text = String::from_utf8_lossy(&deleted.stdout);
+    assert_eq!(text.lines().count(), 1, "only b is still deleted: {text}");
+    assert!(text.contains("http://b/"), "{text}");
+}
