@@ -119,21 +119,20 @@ impl SchemaColumns {
 mod tests {
     use super::*;
 
-    /// The example schema of the RDM note ("Example Schema Description").
+    /// The example schema of the RDM note ("Example Schema Description"), from its
+    /// canonical copy `tests/fixtures/rdm/schema.soif`, decoded strictly.
     fn note_example() -> Record {
-        Record::new("SCHEMA", "-")
-            .with("Schema-Definition-Language-Version", "1.0")
-            .with("Last-Modified", "Thu, 16 May 1996 00:00:00 GMT")
-            .with("Number-of-Entries", "3")
-            .with("Maintainer", "dhardy@netscape.com")
-            .with("SOIF-Attribute-1", "Title")
-            .with("Description-1", "Contains the Title of the resource.")
-            .with("SOIF-Attribute-2", "Author")
-            .with("Index-Attribute-2", "1")
-            .with("Description-2", "Full name of the resource authors.")
-            .with("SOIF-Attribute-3", "Abstract")
-            .with("Data-Type-3", "blob")
-            .with("Description-3", "Brief description of the resource.")
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/rdm/schema.soif"
+        );
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut records =
+            soif_codecs::soif::decode_all(&bytes, soif_codecs::soif::DecoderOptions::default());
+        assert_eq!(records.len(), 1, "{path}: one schema record");
+        records
+            .remove(0)
+            .unwrap_or_else(|e| panic!("{path} does not decode: {e}"))
     }
 
     #[test]
