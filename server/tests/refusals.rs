@@ -26,6 +26,36 @@ fn assert_refusal(r: &Reply, status: u16, needle: &str) {
         .contains("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">"));
 }
 
+/// Sends a POST of `content_type` (and `content_encoding`, and a bearer token, when
+/// given): for the requests `post` does not make (other types and encodings, streams).
+async fn post_as(
+    server: &Server,
+    token: Option<&str>,
+    content_type: &str,
+    content_encoding: Option<&str>,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::StatusCode {
+    let mut req = reqwest::Client::new()
+        .post(&server.endpoint)
+        .header("content-type", content_type);
+    if let Some(token) = token {
+        req = req.bearer_auth(token);
+    }
+    if let Some(encoding) = content_encoding {
+        req = req.header("content-encoding", encoding);
+    }
+    req.body(body).send().await.unwrap().status()
+}
+
+/// The head of an authorised RDM submission announcing `len` body bytes, for tests that
+/// write the body to the socket themselves.
+fn submission_head(host: &str, len: usize) -> String {
+    format!(
+        "POST /rdm/incoming HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-rdm\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Length: {len}\r\n\r\n"
+    )
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn submissions_need_the_token_and_nothing_is_written_without_it() {
     let server = Server::start(&["catalog"], Some(TOKEN)).await;
@@ -217,55 +247,50 @@ async fn malformed_bodies_get_status_responses() {
     assert_refusal(&r, 400, "record 5 (http://late/)");
     assert_eq!(count(&server).await, 0);
     // Wrong content type and encodings.
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .header("content-type", "text/plain")
-        .body(status_request.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 400);
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .header("content-type", "application/x-rdm")
-        .header("content-encoding", "br")
-        .body(status_request.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 501);
+    let status = post_as(&server, None, "text/plain", None, status_request.clone()).await;
+    assert_eq!(status, 400);
+    let status = post_as(
+        &server,
+        None,
+        "application/x-rdm",
+        Some("br"),
+        status_request.clone(),
+    )
+    .await;
+    assert_eq!(status, 501);
     // "Content-encoding: optional": gzip is inflated as it arrives; a body that is not gzip
     // is refused as such.
     let mut gz = async_compression::tokio::write::GzipEncoder::new(Vec::new());
     gz.write_all(&status_request).await.unwrap();
     gz.shutdown().await.unwrap();
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .header("content-type", "application/x-rdm")
-        .header("content-encoding", "gzip")
-        .body(gz.into_inner())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .header("content-type", "application/x-rdm")
-        .header("content-encoding", "gzip")
-        .body(status_request.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 400);
+    let status = post_as(
+        &server,
+        None,
+        "application/x-rdm",
+        Some("gzip"),
+        gz.into_inner(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let status = post_as(
+        &server,
+        None,
+        "application/x-rdm",
+        Some("gzip"),
+        status_request.clone(),
+    )
+    .await;
+    assert_eq!(status, 400);
     // The form encoding of a POST works like GET.
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("type=status-request")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    let status = post_as(
+        &server,
+        None,
+        "application/x-www-form-urlencoded",
+        None,
+        "type=status-request",
+    )
+    .await;
+    assert_eq!(status, 200);
     // Bad GETs.
     for (query, status, needle) in [
         ("", 400, "RDM-Type"),
@@ -326,15 +351,15 @@ async fn bodies_over_the_limit_are_refused_while_streaming() {
                 Ok(rd)
             }))
             .collect();
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/x-rdm")
-        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 413);
+    let status = post_as(
+        &server,
+        Some(TOKEN),
+        "application/x-rdm",
+        None,
+        reqwest::Body::wrap_stream(futures::stream::iter(chunks)),
+    )
+    .await;
+    assert_eq!(status, 413);
     // A small gzip body that inflates past the limit.
     let mut gz = async_compression::tokio::write::GzipEncoder::new(Vec::new());
     gz.write_all(&message(
@@ -346,16 +371,15 @@ async fn bodies_over_the_limit_are_refused_while_streaming() {
     gz.shutdown().await.unwrap();
     let zipped = gz.into_inner();
     assert!(zipped.len() < 4096);
-    let resp = reqwest::Client::new()
-        .post(&server.endpoint)
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/x-rdm")
-        .header("content-encoding", "gzip")
-        .body(zipped)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 413);
+    let status = post_as(
+        &server,
+        Some(TOKEN),
+        "application/x-rdm",
+        Some("gzip"),
+        zipped,
+    )
+    .await;
+    assert_eq!(status, 413);
     // One object over --max-record-size.
     let mut rd = b"@FILE { http://x/\nTitle{2000}:\t".to_vec();
     rd.extend(std::iter::repeat_n(b'a', 2000));
@@ -380,12 +404,7 @@ async fn a_submission_that_breaks_off_writes_nothing() {
     );
     // Announce the whole body, send half of it, and hang up.
     let mut stream = tokio::net::TcpStream::connect(&server.host).await.unwrap();
-    let head = format!(
-        "POST /rdm/incoming HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-rdm\r\n\
-         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
-        server.host,
-        body.len()
-    );
+    let head = submission_head(&server.host, body.len());
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&body[..body.len() / 2]).await.unwrap();
     stream.shutdown().await.unwrap();
@@ -400,12 +419,7 @@ async fn a_submission_that_breaks_off_writes_nothing() {
     })
     .await;
     let mut stalled = tokio::net::TcpStream::connect(&server2.host).await.unwrap();
-    let head = format!(
-        "POST /rdm/incoming HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-rdm\r\n\
-         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
-        server2.host,
-        body.len()
-    );
+    let head = submission_head(&server2.host, body.len());
     stalled.write_all(head.as_bytes()).await.unwrap();
     stalled.write_all(&body[..body.len() / 2]).await.unwrap();
     let mut reply = vec![0u8; 4096];
@@ -480,12 +494,7 @@ async fn a_slow_submission_does_not_hold_up_others() {
         &fixture("rfc2655/documents.soif"),
     );
     let mut slow = tokio::net::TcpStream::connect(&server.host).await.unwrap();
-    let head = format!(
-        "POST /rdm/incoming HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-rdm\r\n\
-         Authorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n",
-        server.host,
-        body.len()
-    );
+    let head = submission_head(&server.host, body.len());
     slow.write_all(head.as_bytes()).await.unwrap();
     slow.write_all(&body[..body.len() - 10]).await.unwrap();
     // Another submission and a loader-style write go through meanwhile.
