@@ -19,6 +19,10 @@
 //! following object is passed on as a record, never buffered. The RDs of an
 //! `rd-request-deleted` reply carry the action `delete`, so that, e.g., a `sqlite` sink
 //! deletes them. An HTTP error ends the input with the server's `RDM-Error-Message`.
+//!
+//! A plain `http(s)://host:port/rdm/incoming?type=rd-request&ql=gatherer&scope=all` input
+//! (the note's GET form) is read the same way once its reply shows it is RDM
+//! ([`is_rdm_reply`], [`open_reply`]): the crate's HTTP input hands such a reply here.
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -139,6 +143,12 @@ pub async fn send(
         .send()
         .await
         .map_err(|e| Error::Fatal(format!("{name}: {}", error_chain(&e))))?;
+    check_reply(resp, name).await
+}
+
+/// Passes a successful reply on; turns any other into an error with the server's
+/// `RDM-Error-Message` (or, without one, the HTTP status alone).
+pub async fn check_reply(resp: reqwest::Response, name: &str) -> Result<reqwest::Response, Error> {
     let status = resp.status();
     if status.is_success() {
         return Ok(resp);
@@ -155,6 +165,48 @@ pub async fn send(
     Err(Error::Fatal(format!(
         "{name}: the catalog server answered HTTP {status}: {message}"
     )))
+}
+
+/// True when an `http(s)://` input's reply is an RDM message, to be read like a catalog
+/// input's (its `@RDMHEADER` checked and dropped, not passed on as a record): the reply is
+/// `application/x-rdm`, or the URL is an RDM endpoint (`…/rdm/incoming`).
+pub fn is_rdm_reply(resp: &reqwest::Response) -> bool {
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    is_rdm(content_type, resp.url().path())
+}
+
+fn is_rdm(content_type: Option<&str>, path: &str) -> bool {
+    let rdm_type = content_type
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case(RDM_CONTENT_TYPE));
+    rdm_type || path.trim_end_matches('/').ends_with("/rdm/incoming")
+}
+
+/// Reads the reply to a plain `http(s)://…/rdm/incoming?type=…` GET (see [`is_rdm_reply`])
+/// as a catalog input's: an HTTP error ends the input with the server's
+/// `RDM-Error-Message`; the `@RDMHEADER` is checked and dropped; the RDs of an
+/// `rd-request-deleted` (the URL's `type`) or `rd-response-deleted` carry the action
+/// `delete`.
+pub async fn open_reply(
+    resp: reqwest::Response,
+    name: Arc<str>,
+    max_record_size: usize,
+    read: Option<Arc<AtomicU64>>,
+) -> Result<InputData, Error> {
+    let deleted = requests_deletions(resp.url().query().unwrap_or(""));
+    let resp = check_reply(resp, &name).await?;
+    Ok(reply_records(resp, name, max_record_size, read, deleted))
+}
+
+/// True when the form parameters `query` ask for `rd-request-deleted`.
+fn requests_deletions(query: &str) -> bool {
+    form_urlencoded::parse(query.as_bytes()).any(|(k, v)| {
+        (k.eq_ignore_ascii_case("type") || k.eq_ignore_ascii_case("RDM-Type"))
+            && v.trim().eq_ignore_ascii_case("rd-request-deleted")
+    })
 }
 
 /// The `RDM-Error-Message` in the `@RDMHEADER` at the start of `reply`.
@@ -193,6 +245,19 @@ pub async fn open(
     let request = CatalogRequest::parse(input)?;
     let deleted = request.header.rdm_type == RdmType::RdRequestDeleted;
     let resp = send(client, &request, &name).await?;
+    Ok(reply_records(resp, name, max_record_size, read, deleted))
+}
+
+/// The records of a successful reply: its `@RDMHEADER` checked and dropped, its RDs
+/// decoded as they arrive (marked `delete` when `deleted` or the reply says
+/// `rd-response-deleted`).
+fn reply_records(
+    resp: reqwest::Response,
+    name: Arc<str>,
+    max_record_size: usize,
+    read: Option<Arc<AtomicU64>>,
+    deleted: bool,
+) -> InputData {
     let body = resp
         .bytes_stream()
         .map(move |r| {
@@ -213,13 +278,13 @@ pub async fn open(
         deleted,
         name,
     };
-    Ok(InputData::Records(Box::pin(futures::stream::unfold(
+    InputData::Records(Box::pin(futures::stream::unfold(
         state,
         |mut s| async move {
             let item = s.next_item().await?;
             Some((item, s))
         },
-    ))))
+    )))
 }
 
 type Frames = FramedRead<
@@ -324,8 +389,27 @@ pub async fn spool_to(
     input: &str,
     out: &mut (impl tokio::io::AsyncWrite + Unpin),
 ) -> Result<(), Error> {
-    use tokio::io::AsyncWriteExt;
     let data = open(client, input, Arc::from(input), SPOOL_MAX_RECORD, None).await?;
+    spool_records(data, input, out).await
+}
+
+/// Copies the reply to a plain `http(s)://` RDM GET (see [`is_rdm_reply`]) to `out` as
+/// [`spool_to`] does.
+pub async fn spool_reply(
+    resp: reqwest::Response,
+    input: &str,
+    out: &mut (impl tokio::io::AsyncWrite + Unpin),
+) -> Result<(), Error> {
+    let data = open_reply(resp, Arc::from(input), SPOOL_MAX_RECORD, None).await?;
+    spool_records(data, input, out).await
+}
+
+async fn spool_records(
+    data: InputData,
+    input: &str,
+    out: &mut (impl tokio::io::AsyncWrite + Unpin),
+) -> Result<(), Error> {
+    use tokio::io::AsyncWriteExt;
     let InputData::Records(mut stream) = data else {
         return Err(Error::Fatal("a catalog input yields records".into()));
     };
@@ -392,6 +476,21 @@ mod tests {
         ] {
             assert!(CatalogRequest::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn rdm_replies_by_content_type_or_endpoint() {
+        assert!(is_rdm(Some("application/x-rdm"), "/"));
+        assert!(is_rdm(Some("Application/X-RDM; charset=us-ascii"), "/x"));
+        assert!(is_rdm(None, "/rdm/incoming"));
+        assert!(is_rdm(Some("text/plain"), "/a/rdm/incoming/"));
+        assert!(!is_rdm(Some("text/plain"), "/All-Templates.gz"));
+        assert!(!is_rdm(None, "/rdm/incoming.soif"));
+        assert!(requests_deletions("type=rd-request-deleted&scope=all"));
+        assert!(requests_deletions("RDM-Type=RD-Request-Deleted"));
+        assert!(!requests_deletions(
+            "type=rd-request&scope=rd-request-deleted"
+        ));
     }
 
     #[test]

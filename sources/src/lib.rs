@@ -1,7 +1,8 @@
 //! soif sources: where records come from.
 //!
 //! [`InputSource`] reads a list of inputs — files, directories and globs ([`file`]),
-//! stdin, `http(s)://` URLs ([`http`]) — one after the other as one stream, implementing
+//! stdin, `http(s)://` URLs ([`http`]), RDM catalogs ([`catalog`]: `x-catalog://`, or an
+//! `http(s)://` URL whose reply is `application/x-rdm`) — one after the other as one stream, implementing
 //! the engine's [`Source`] trait. Every input is decompressed when its first bytes say
 //! gzip, bzip2, xz or zstd ([`decompress`]), then handed on as SOIF bytes for the engine's
 //! decoder, or decoded here when it is JSON Lines ([`jsonl`]).
@@ -171,7 +172,18 @@ impl InputSource {
             ),
             InputSpec::Url(url) => {
                 let client = self.http_client()?;
-                http::open(&client, url).await?.0
+                let resp = http::get(&client, url).await?;
+                if catalog::is_rdm_reply(&resp) {
+                    let data = catalog::open_reply(
+                        resp,
+                        name.clone(),
+                        self.opts.max_record_size,
+                        Some(self.read.clone()),
+                    )
+                    .await?;
+                    return Ok(Input { name, data });
+                }
+                http::body(resp, url)?.0
             }
         };
         let counted: Reader = Box::new(Counting {
@@ -236,10 +248,7 @@ pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
     let name = spec.name();
     if let InputSpec::Url(url) = spec {
         if catalog::is_catalog(url) {
-            let temp = tempfile::NamedTempFile::new()
-                .map_err(|e| Error::io("creating a temporary file", e))?;
-            let (file, path) = temp.into_parts();
-            let mut file = tokio::fs::File::from_std(file);
+            let (mut file, path) = temp_file().await?;
             catalog::spool_to(&http_client()?, url, &mut file).await?;
             tokio::io::AsyncWriteExt::flush(&mut file)
                 .await
@@ -249,17 +258,26 @@ pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
     }
     let mut reader: Reader = match spec {
         InputSpec::Stdin => Box::new(tokio::io::stdin()),
-        InputSpec::Url(url) => http::open(&http_client()?, url).await?.0,
+        InputSpec::Url(url) => {
+            let resp = http::get(&http_client()?, url).await?;
+            if catalog::is_rdm_reply(&resp) {
+                // Copied as its RDs, like a catalog input: the header is not a record.
+                let (mut file, path) = temp_file().await?;
+                catalog::spool_reply(resp, url, &mut file).await?;
+                tokio::io::AsyncWriteExt::flush(&mut file)
+                    .await
+                    .map_err(|e| Error::io(format!("copying {name}"), e))?;
+                return Ok(path);
+            }
+            http::body(resp, url)?.0
+        }
         InputSpec::File(p) | InputSpec::Spooled { path: p, .. } => Box::new(
             tokio::fs::File::open(p)
                 .await
                 .map_err(|e| Error::io_path(p, e))?,
         ),
     };
-    let temp =
-        tempfile::NamedTempFile::new().map_err(|e| Error::io("creating a temporary file", e))?;
-    let (file, path) = temp.into_parts();
-    let mut file = tokio::fs::File::from_std(file);
+    let (mut file, path) = temp_file().await?;
     tokio::io::copy(&mut reader, &mut file)
         .await
         .map_err(|e| Error::io(format!("copying {name} to {}", path.display()), e))?;
@@ -267,6 +285,14 @@ pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
         .await
         .map_err(|e| Error::io(format!("copying {name}"), e))?;
     Ok(path)
+}
+
+/// A new temporary file, deleted when the returned path is dropped.
+async fn temp_file() -> Result<(tokio::fs::File, tempfile::TempPath), Error> {
+    let temp =
+        tempfile::NamedTempFile::new().map_err(|e| Error::io("creating a temporary file", e))?;
+    let (file, path) = temp.into_parts();
+    Ok((tokio::fs::File::from_std(file), path))
 }
 
 /// `.jsonl` / `.ndjson`, also under a compression suffix (`x.jsonl.gz`).
