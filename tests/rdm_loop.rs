@@ -87,6 +87,26 @@ fn soif(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs `soif ARGS` and asserts that it succeeded, showing its stderr when not.
+fn soif_ok(args: &[&str]) -> std::process::Output {
+    let out = soif(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The arguments of `soif convert INPUT --to rdm -o CSID --token TOKEN EXTRA…`.
+fn to_catalog<'a>(input: &'a str, csid: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "convert", input, "--to", "rdm", "-o", csid, "--token", TOKEN,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// JSON lines as a set, without the `update`/`refresh` envelope actions.
 fn json_set(stdout: &[u8]) -> BTreeSet<String> {
     String::from_utf8(stdout.to_vec())
@@ -107,12 +127,7 @@ fn json_set(stdout: &[u8]) -> BTreeSet<String> {
 }
 
 fn catalog_jsonl(csid: &str) -> BTreeSet<String> {
-    let out = soif(&["convert", csid, "--to", "jsonl", "-q"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = soif_ok(&["convert", csid, "--to", "jsonl", "-q"]);
     json_set(&out.stdout)
 }
 
@@ -159,7 +174,7 @@ fn harvest_file_through_the_catalog_equals_the_direct_conversion() {
 
     // An http:// URL reaches the default catalog.
     let default = format!("http://{}/", server.addr);
-    let out = soif(&[
+    soif_ok(&[
         "convert",
         &fixture("rfc2655/cip-hint.soif"),
         "--to",
@@ -170,11 +185,6 @@ fn harvest_file_through_the_catalog_equals_the_direct_conversion() {
         TOKEN,
         "-q",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(catalog_jsonl(&csid).len() > direct.len());
 }
 
@@ -202,19 +212,8 @@ fn a_loader_writing_the_served_database_is_seen_by_reads_and_keyword_queries() {
     let csid = server.csid();
     let db = server.db.to_str().unwrap().to_string();
     // A submission through the server and a load straight into its database.
-    assert!(soif(&[
-        "convert",
-        &fixture("rfc2655/documents.soif"),
-        "--to",
-        "rdm",
-        "-o",
-        &csid,
-        "--token",
-        TOKEN
-    ])
-    .status
-    .success());
-    let load = soif(&[
+    soif_ok(&to_catalog(&fixture("rfc2655/documents.soif"), &csid, &[]));
+    soif_ok(&[
         "convert",
         &fixture("harvest/ecrc-93-10.soif"),
         "--to",
@@ -222,20 +221,10 @@ fn a_loader_writing_the_served_database_is_seen_by_reads_and_keyword_queries() {
         "-o",
         &db,
     ]);
-    assert!(
-        load.status.success(),
-        "{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
     assert_eq!(catalog_jsonl(&csid).len(), 4);
     // The loader did not update the keyword index; the server rebuilds it (soif_runs changed).
     let q = format!("{csid}?ql=sample-keyword-ql&scope=polymorphic");
-    let out = soif(&["convert", &q, "--to", "jsonl", "-q"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = soif_ok(&["convert", &q, "--to", "jsonl", "-q"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ECRC-93-10.ps.Z"), "{text}");
     // Submissions after the rebuild are indexed too.
@@ -256,23 +245,10 @@ fn records_without_url_are_rejected_under_on_error() {
     )
     .unwrap();
     let input = input.to_str().unwrap();
-    let out = soif(&[
-        "convert", input, "--to", "rdm", "-o", &csid, "--token", TOKEN,
-    ]);
+    let out = soif(&to_catalog(input, &csid, &[]));
     assert_eq!(out.status.code(), Some(1), "--on-error fail stops");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no URL"));
-    let out = soif(&[
-        "convert",
-        input,
-        "--to",
-        "rdm",
-        "-o",
-        &csid,
-        "--token",
-        TOKEN,
-        "--on-error",
-        "skip",
-    ]);
+    let out = soif(&to_catalog(input, &csid, &["--on-error", "skip"]));
     assert_eq!(
         out.status.code(),
         Some(3),
@@ -287,11 +263,7 @@ fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
     let server = Serve::start(&[]);
     let csid = server.csid();
     let docs = fixture("rfc2655/documents.soif");
-    assert!(
-        soif(&["convert", &docs, "--to", "rdm", "-o", &csid, "--token", TOKEN])
-            .status
-            .success()
-    );
+    soif_ok(&to_catalog(&docs, &csid, &[]));
     let dir = tempfile::tempdir().unwrap();
     let del = dir.path().join("del.soif");
     std::fs::write(
@@ -299,30 +271,11 @@ fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
         "@DELETE {\n@DOCUMENT { http://home.netscape.com:80/\n}\n}\n",
     )
     .unwrap();
-    let out = soif(&[
-        "convert",
-        del.to_str().unwrap(),
-        "--to",
-        "rdm",
-        "-o",
-        &csid,
-        "--token",
-        TOKEN,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    soif_ok(&to_catalog(del.to_str().unwrap(), &csid, &[]));
     assert_eq!(catalog_jsonl(&csid).len(), 2);
     // rd-request-deleted as an input: the RDs carry the action `delete`.
     let deleted = format!("{csid}?type=rd-request-deleted&scope=all");
-    let out = soif(&["convert", &deleted, "--to", "jsonl", "-q"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = soif_ok(&["convert", &deleted, "--to", "jsonl", "-q"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("\"action\":\"delete\""), "{text}");
@@ -330,14 +283,8 @@ fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
     // …so mirroring them into SQLite deletes there too.
     let mirror = dir.path().join("mirror.db");
     let m = mirror.to_str().unwrap();
-    assert!(soif(&["convert", &docs, "--to", "sqlite", "-o", m, "-q"])
-        .status
-        .success());
-    assert!(
-        soif(&["convert", &deleted, "--to", "sqlite", "-o", m, "-q"])
-            .status
-            .success()
-    );
+    soif_ok(&["convert", &docs, "--to", "sqlite", "-o", m, "-q"]);
+    soif_ok(&["convert", &deleted, "--to", "sqlite", "-o", m, "-q"]);
     let conn = rusqlite::Connection::open(&mirror).unwrap();
     let n: i64 = conn
         .query_row("SELECT count(*) FROM DOCUMENT", [], |r| r.get(0))
@@ -349,27 +296,11 @@ fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
 fn catalog_inputs_take_the_note_form_parameters() {
     let server = Serve::start(&[]);
     let csid = server.csid();
-    assert!(soif(&[
-        "convert",
-        &fixture("rfc2655/documents.soif"),
-        "--to",
-        "rdm",
-        "-o",
-        &csid,
-        "--token",
-        TOKEN
-    ])
-    .status
-    .success());
+    soif_ok(&to_catalog(&fixture("rfc2655/documents.soif"), &csid, &[]));
     let q = format!(
         "{csid}?ql=sample-keyword-ql&scope=netscape&view-hits=10&view-attributes=url,title,score"
     );
-    let out = soif(&["convert", &q, "--to", "jsonl", "-q"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = soif_ok(&["convert", &q, "--to", "jsonl", "-q"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(
@@ -386,12 +317,7 @@ fn catalog_inputs_take_the_note_form_parameters() {
         "{err}"
     );
     // CSV needs a first pass: the catalog input is copied once for it.
-    let out = soif(&["convert", &csid, "--to", "csv", "-q"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = soif_ok(&["convert", &csid, "--to", "csv", "-q"]);
     let csv = String::from_utf8_lossy(&out.stdout);
     assert_eq!(csv.lines().count(), 4, "{csv}");
     assert!(
@@ -404,16 +330,11 @@ fn catalog_inputs_take_the_note_form_parameters() {
 fn soif_rdm_sends_one_request() {
     let server = Serve::start(&["--taxonomy", &fixture("rdm/taxonomy.soif")]);
     let csid = server.csid();
-    let out = soif(&["rdm", &csid, "--type", "status-request"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = soif_ok(&["rdm", &csid, "--type", "status-request"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("@RDMHEADER { -\n"), "{text}");
     assert!(text.contains("<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">"));
-    let out = soif(&[
+    let out = soif_ok(&[
         "rdm",
         &csid,
         "--type",
@@ -421,11 +342,6 @@ fn soif_rdm_sends_one_request() {
         "--scope",
         "anklebiter ROOT",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("@TAXONOMY { -\n") && text.contains("Id{18}:\tEducation/Training\n"));
     assert_eq!(text.matches("@CLASSIFICATION").count(), 1, "{text}");
@@ -643,23 +559,11 @@ fn upserts_and_deletions_keep_their_order_across_batches() {
          @FILE { http://a/\nTitle{3}:\tnew\n}\n",
     )
     .unwrap();
-    let out = soif(&[
-        "convert",
+    soif_ok(&to_catalog(
         input.to_str().unwrap(),
-        "--to",
-        "rdm",
-        "-o",
         &csid,
-        "--token",
-        TOKEN,
-        "--batch-size",
-        "10",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        &["--batch-size", "10"],
+    ));
     let now = catalog_jsonl(&csid);
     assert_eq!(now.len(), 1, "{now:?}");
     assert!(
