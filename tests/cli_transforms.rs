@@ -24,6 +24,11 @@ fn convert(args: &[&str], stdin: &[u8], status: i32) -> Output {
     out
 }
 
+/// `soif convert FIXTURE -t TRANSFORM --to jsonl`, checked to exit 0.
+fn convert_fixture(fixture: &str, transform: &str) -> Output {
+    convert(&[&path(fixture), "-t", transform, "--to", "jsonl"], b"", 0)
+}
+
 /// The JSON Lines on stdout.
 fn records(out: &Output) -> Vec<Value> {
     stdout(out)
@@ -84,17 +89,7 @@ const SEEDS: &[&str] = &[
 fn collapse_makes_the_ssl_documents_authors_an_array() {
     // RFC 2655 §3.3: "the ATTRIBUTE IDENTIFIERs "Author-1", "Author-2", and "Author-3"
     // can be used to represent three VALUEs associated with the ATTRIBUTE "Author"".
-    let out = convert(
-        &[
-            &path("rfc2655/documents.soif"),
-            "-t",
-            "collapse",
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("rfc2655/documents.soif", "collapse");
     let recs = records(&out);
     assert_eq!(recs.len(), 3);
     let ssl = &recs[1];
@@ -122,17 +117,7 @@ fn collapse_makes_the_ssl_documents_authors_an_array() {
 fn collapse_nests_the_harvest_embedded_part() {
     // Seed 004: "Embed<1>-Nested-Filename{13}: ECRC-93-10.ps", "Embed<1>-Type{10}:
     // PostScript", … inside @UPDATE { }.
-    let out = convert(
-        &[
-            &path("harvest/ecrc-93-10.soif"),
-            "-t",
-            "collapse",
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("harvest/ecrc-93-10.soif", "collapse");
     let recs = records(&out);
     assert_eq!(recs.len(), 1);
     let r = &recs[0];
@@ -252,11 +237,7 @@ fn the_rdm_schema_is_not_canonical_so_expand_renumbers_it() {
     // The note's schema numbers entries, not values: "Index-Attribute-2" belongs to
     // "SOIF-Attribute-2". collapse groups by name; expand writes the groups back numbered
     // from 1 — the documented canonical form, every value kept.
-    let out = convert(
-        &[&path("rdm/schema.soif"), "-t", "collapse", "--to", "jsonl"],
-        b"",
-        0,
-    );
+    let out = convert_fixture("rdm/schema.soif", "collapse");
     let r = &records(&out)[0];
     assert_eq!(
         r["attributes"]["SOIF-Attribute"],
@@ -293,17 +274,7 @@ fn the_rdm_schema_is_not_canonical_so_expand_renumbers_it() {
 
 #[test]
 fn dc_crosswalks_the_harvest_file_record() {
-    let out = convert(
-        &[
-            &path("harvest/ecrc-93-10.soif"),
-            "-t",
-            "dc",
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("harvest/ecrc-93-10.soif", "dc");
     let r = &records(&out)[0];
     assert_eq!(r["template"], "Dublin-Core");
     assert_eq!(r["action"], "update");
@@ -420,17 +391,7 @@ fn dc_reads_every_date_form() {
 
 #[test]
 fn dc_passes_the_dublin_core_1_object_through_collapsed() {
-    let out = convert(
-        &[
-            &path("rfc2655/dublin-core.soif"),
-            "-t",
-            "dc",
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("rfc2655/dublin-core.soif", "dc");
     let r = &records(&out)[0];
     assert_eq!(r["template"], "Dublin-Core-1");
     assert_eq!(
@@ -494,17 +455,7 @@ convert = "date"
     )
     .unwrap();
     let spec = format!("dc:{}", mapping.display());
-    let out = convert(
-        &[
-            &path("harvest/ecrc-93-10.soif"),
-            "-t",
-            &spec,
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("harvest/ecrc-93-10.soif", &spec);
     let r = &records(&out)[0];
     assert_eq!(r["template"], "DC");
     assert_eq!(keys(r), ["TITLE", "PUBLISHER", "DATE", "FORMAT"]);
@@ -738,17 +689,7 @@ fn the_notes_view_attributes_order_and_hits() {
     assert_eq!(summary(&out), counts(3, 3, 0, 0));
 
     // Without URL in the view the URL is SOIF's "no URL".
-    let out = convert(
-        &[
-            &path("rfc2655/documents.soif"),
-            "-t",
-            "select:Title",
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("rfc2655/documents.soif", "select:Title");
     assert_eq!(urls(&out), ["-", "-", "-"]);
 }
 
@@ -1032,17 +973,7 @@ fn match_follows_rfc_2655_section_4() {
     );
     assert_eq!(summary(&out), counts(6, 4, 0, 2));
 
-    let out = convert(
-        &[
-            &path("rfc2655/documents.soif"),
-            "-t",
-            "match:Author=karlton",
-            "--to",
-            "jsonl",
-        ],
-        b"",
-        0,
-    );
+    let out = convert_fixture("rfc2655/documents.soif", "match:Author=karlton");
     assert_eq!(
         urls(&out),
         ["http://home.netscape.com/eng/ssl3/ssl-toc.html"]
