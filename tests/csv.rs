@@ -2,6 +2,8 @@
 //! from `--columns`, from `--schema`; lists after `collapse`; Latin-1; and the output read
 //! back by Python's csv module (skipped, with a note, when python3 is missing).
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -47,35 +49,7 @@ fn header(csv: &str) -> &str {
 fn python_rows(csv: &str) -> Option<Vec<Vec<String>>> {
     let script = "import csv, json, sys\n\
                   for row in csv.reader(sys.stdin, strict=True): print(json.dumps(row))";
-    let child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child else {
-        eprintln!("note: python3 not found; skipping the Python csv check");
-        return None;
-    };
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(csv.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "python csv: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect(),
-    )
+    common::python_json_lines(script, csv, "Python csv", "python csv")
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! output with and without `-t dc` (one crosswalk), and hostile bytes read by the decoder
 //! still giving well-formed XML (checked with Python's XML parser when python3 exists).
 
+mod common;
+
 use std::process::{Command, Output};
 
 fn soif(args: &[&str]) -> Output {
@@ -41,39 +43,7 @@ for d in root:
     for p in d:
         print(json.dumps([about, p.tag, p.text or ""]))
 "#;
-    let mut child = match Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(_) => {
-            eprintln!("note: python3 not found; skipping the XML parser check");
-            return None;
-        }
-    };
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(xml.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "not well-formed XML: {}\n{xml}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect(),
-    )
+    common::python_json_lines(script, xml, "XML parser", "not well-formed XML")
 }
 
 const DC: &str = "{http://purl.org/dc/elements/1.1/}";

@@ -99,3 +99,43 @@ pub fn summary(out: &Output) -> Counts {
 pub fn rfc_documents() -> Vec<u8> {
     std::fs::read(fixture("rfc2655/documents.soif")).expect("fixture")
 }
+
+/// Runs `python3 -c SCRIPT` with `input` on its stdin and parses each line it prints as
+/// JSON; `None`, with a note that the `check` is skipped, when python3 is missing. A
+/// failing script fails the test with `failure`, Python's stderr and the input.
+pub fn python_json_lines<T: serde::de::DeserializeOwned>(
+    script: &str,
+    input: &str,
+    check: &str,
+    failure: &str,
+) -> Option<Vec<T>> {
+    let child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        eprintln!("note: python3 not found; skipping the {check} check");
+        return None;
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{failure}: {}\n{input}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
+}
