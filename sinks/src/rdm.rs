@@ -25,9 +25,11 @@
 //! and the server's tests. Do not call it from inside an async task.
 
 use bytes::Bytes;
+use soif_codecs::rdm::message::reply_error_message;
 use soif_codecs::rdm::{Csid, RdmHeader, RdmType};
-use soif_codecs::soif::{decode_all, encode_record, DecoderOptions};
+use soif_codecs::soif::encode_record;
 use soif_codecs::{Action, Record};
+use soif_pipeline::error::error_chain;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
@@ -288,7 +290,7 @@ async fn send(
             Err(_) => break,
         }
     }
-    let message = rdm_error_message(&reply);
+    let message = reply_error_message(&reply);
     if status.is_success() {
         return match message {
             Some(m) => Attempt::Refused(m),
@@ -304,29 +306,6 @@ async fn send(
     } else {
         Attempt::Refused(text)
     }
-}
-
-/// The `RDM-Error-Message` of a reply's `@RDMHEADER`, if it has one.
-pub fn rdm_error_message(reply: &[u8]) -> Option<String> {
-    // Only the first object counts; what follows (an HTML status document) does not
-    // decode as SOIF, and need not.
-    decode_all(reply, DecoderOptions::default())
-        .into_iter()
-        .next()?
-        .ok()
-        .and_then(|r| RdmHeader::from_record(&r).ok())
-        .and_then(|h| h.error_message)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 impl Sink for RdmSink {
@@ -382,22 +361,6 @@ mod tests {
         }
         assert!(Target::parse("catalog.db").is_err());
         assert!(Target::parse("x-catalog://h:notaport/x").is_err());
-    }
-
-    #[test]
-    fn error_messages_from_replies() {
-        let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
-RDM-Error-Message{11}:\twrong token\n}\n<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">";
-        assert_eq!(rdm_error_message(reply).as_deref(), Some("wrong token"));
-        // A message that itself holds `}` and a newline.
-        let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
-RDM-Error-Message{15}:\tno {SIZE}\n here\n}\n<HTML>";
-        assert_eq!(
-            rdm_error_message(reply).as_deref(),
-            Some("no {SIZE}\n here")
-        );
-        assert_eq!(rdm_error_message(b"<html>"), None);
-        assert_eq!(rdm_error_message(b""), None);
     }
 
     #[test]

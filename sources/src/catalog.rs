@@ -26,9 +26,11 @@
 
 use bytes::Bytes;
 use futures::StreamExt;
+use soif_codecs::rdm::message::reply_error_message;
 use soif_codecs::rdm::{request_from_form, Csid, QueryLanguage, RdmHeader, RdmQuery, RdmType};
 use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Action;
+use soif_pipeline::error::error_chain;
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
 use soif_pipeline::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -161,7 +163,7 @@ pub async fn check_reply(resp: reqwest::Response, name: &str) -> Result<reqwest:
             break;
         }
     }
-    let message = error_message(&reply).unwrap_or_else(|| "(no RDM-Error-Message)".into());
+    let message = reply_error_message(&reply).unwrap_or_else(|| "(no RDM-Error-Message)".into());
     Err(Error::Fatal(format!(
         "{name}: the catalog server answered HTTP {status}: {message}"
     )))
@@ -207,29 +209,6 @@ fn requests_deletions(query: &str) -> bool {
         (k.eq_ignore_ascii_case("type") || k.eq_ignore_ascii_case("RDM-Type"))
             && v.trim().eq_ignore_ascii_case("rd-request-deleted")
     })
-}
-
-/// The `RDM-Error-Message` in the `@RDMHEADER` at the start of `reply`.
-pub fn error_message(reply: &[u8]) -> Option<String> {
-    // Only the first object counts; what follows (an HTML status document) does not
-    // decode as SOIF, and need not.
-    soif_codecs::soif::decode_all(reply, DecoderOptions::default())
-        .into_iter()
-        .next()?
-        .ok()
-        .and_then(|r| RdmHeader::from_record(&r).ok())
-        .and_then(|h| h.error_message)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 /// Runs the `rd-request` of `input` and returns its RDs as a record stream.

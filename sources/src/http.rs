@@ -7,6 +7,7 @@
 
 use crate::decompress::Reader;
 use futures::TryStreamExt;
+use soif_pipeline::error::error_chain;
 use soif_pipeline::Error;
 use tokio_util::io::StreamReader;
 
@@ -37,16 +38,4 @@ pub fn body(response: reqwest::Response, url: &str) -> Result<(Reader, Option<u6
     let len = response.content_length();
     let body = response.bytes_stream().map_err(std::io::Error::other);
     Ok((Box::new(StreamReader::new(body)), len))
-}
-
-/// The error and its causes on one line (reqwest's top-level message alone says little).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }

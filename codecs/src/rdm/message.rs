@@ -50,6 +50,18 @@ pub enum MessageItem {
     Rd(Record),
 }
 
+/// The `RDM-Error-Message` of the `@RDMHEADER` at the start of an RDM reply, if it has
+/// one. Only the first object counts: what follows (an HTML status document, RDs) need not
+/// decode as SOIF. Used by both ends of a catalog connection to report a refusal.
+pub fn reply_error_message(reply: &[u8]) -> Option<String> {
+    crate::soif::decode_all(reply, crate::soif::DecoderOptions::default())
+        .into_iter()
+        .next()?
+        .ok()
+        .and_then(|r| RdmHeader::from_record(&r).ok())
+        .and_then(|h| h.error_message)
+}
+
 /// Reads the first record of a message as its header. The note requires the header to
 /// come first, so any other object is an error ([`RdmError::WrongTemplate`]).
 pub fn read_header(first: &Record) -> Result<RdmHeader, RdmError> {
@@ -190,6 +202,22 @@ impl MessageReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_messages_from_replies() {
+        let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
+RDM-Error-Message{11}:\twrong token\n}\n<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">";
+        assert_eq!(reply_error_message(reply).as_deref(), Some("wrong token"));
+        // A message that itself holds `}` and a newline.
+        let reply = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n\
+RDM-Error-Message{15}:\tno {SIZE}\n here\n}\n<HTML>";
+        assert_eq!(
+            reply_error_message(reply).as_deref(),
+            Some("no {SIZE}\n here")
+        );
+        assert_eq!(reply_error_message(b"<html>"), None);
+        assert_eq!(reply_error_message(b""), None);
+    }
     use crate::record::Position;
 
     fn header(t: &str) -> Record {
