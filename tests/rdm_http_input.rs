@@ -6,57 +6,16 @@
 //! The note (seed 000): "The RDM-Type of the message is specified in the RDMHEADER" and
 //! "GET requests are encoded as form data (application/x-www-form-urlencoded)".
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
+
+mod common;
+use common::Serve;
 
 const SOIF: &str = env!("CARGO_BIN_EXE_soif");
 const TOKEN: &str = "http-input-token";
 
 fn fixture(path: &str) -> String {
     format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `soif serve` with one catalog, on 127.0.0.1 at a port the system chooses; killed on drop.
-struct Serve {
-    child: Child,
-    addr: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Serve {
-    fn start() -> Serve {
-        let dir = tempfile::tempdir().unwrap();
-        let db = format!("docs={}", dir.path().join("docs.db").display());
-        let mut child = Command::new(SOIF)
-            .args(["serve", "--db", &db, "--listen", "127.0.0.1:0"])
-            .args(["--token", TOKEN])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // "soif: serving http://127.0.0.1:PORT/rdm/incoming (catalogs: …)"
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|s| s.split('/').next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_string();
-        Serve {
-            child,
-            addr,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn soif(args: &[&str]) -> Output {
@@ -78,7 +37,7 @@ fn ok(out: Output) -> String {
 
 /// The server holding the RFC 2655 documents fixture.
 fn loaded() -> Serve {
-    let server = Serve::start();
+    let server = Serve::start("docs", TOKEN, &[]);
     let csid = format!("x-catalog://{}/docs", server.addr);
     ok(soif(&[
         "convert",

@@ -8,75 +8,20 @@
 //! lost after the server stored the batch, a 503) loses nothing and doubles nothing.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+mod common;
+use common::Serve;
 
 const SOIF: &str = env!("CARGO_BIN_EXE_soif");
 const TOKEN: &str = "loop-token";
 
 fn fixture(path: &str) -> String {
     format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `soif serve` on 127.0.0.1, port chosen by the system; killed on drop.
-struct Serve {
-    child: Child,
-    addr: String,
-    db: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Serve {
-    fn start(extra: &[&str]) -> Serve {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("loop.db");
-        let db = format!("loop={}", path.display());
-        let mut child = Command::new(SOIF)
-            .args([
-                "serve",
-                "--db",
-                &db,
-                "--listen",
-                "127.0.0.1:0",
-                "--token",
-                TOKEN,
-            ])
-            .args(extra)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // "soif: serving http://127.0.0.1:PORT/rdm/incoming (catalogs: …)"
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|s| s.split('/').next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_string();
-        Serve {
-            child,
-            addr,
-            db: path,
-            _dir: dir,
-        }
-    }
-
-    fn csid(&self) -> String {
-        format!("x-catalog://{}/loop", self.addr)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn soif(args: &[&str]) -> std::process::Output {
@@ -133,7 +78,7 @@ fn catalog_jsonl(csid: &str) -> BTreeSet<String> {
 
 #[test]
 fn harvest_file_through_the_catalog_equals_the_direct_conversion() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let inputs = [
         fixture("rfc2655/documents.soif"),
         fixture("harvest/ecrc-93-10.soif"),
@@ -190,7 +135,7 @@ fn harvest_file_through_the_catalog_equals_the_direct_conversion() {
 
 #[test]
 fn a_missing_or_wrong_token_is_refused_and_nothing_is_written() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let csid = server.csid();
     let doc = fixture("rfc2655/documents.soif");
     let none = soif(&["convert", &doc, "--to", "rdm", "-o", &csid]);
@@ -208,7 +153,7 @@ fn a_missing_or_wrong_token_is_refused_and_nothing_is_written() {
 
 #[test]
 fn a_loader_writing_the_served_database_is_seen_by_reads_and_keyword_queries() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let csid = server.csid();
     let db = server.db.to_str().unwrap().to_string();
     // A submission through the server and a load straight into its database.
@@ -235,7 +180,7 @@ fn a_loader_writing_the_served_database_is_seen_by_reads_and_keyword_queries() {
 
 #[test]
 fn records_without_url_are_rejected_under_on_error() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let csid = server.csid();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("mixed.soif");
@@ -260,7 +205,7 @@ fn records_without_url_are_rejected_under_on_error() {
 
 #[test]
 fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let csid = server.csid();
     let docs = fixture("rfc2655/documents.soif");
     soif_ok(&to_catalog(&docs, &csid, &[]));
@@ -294,7 +239,7 @@ fn deletions_travel_as_rd_response_deleted_and_come_back_as_deletions() {
 
 #[test]
 fn catalog_inputs_take_the_note_form_parameters() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let csid = server.csid();
     soif_ok(&to_catalog(&fixture("rfc2655/documents.soif"), &csid, &[]));
     let q = format!(
@@ -328,7 +273,11 @@ fn catalog_inputs_take_the_note_form_parameters() {
 
 #[test]
 fn soif_rdm_sends_one_request() {
-    let server = Serve::start(&["--taxonomy", &fixture("rdm/taxonomy.soif")]);
+    let server = Serve::start(
+        "loop",
+        TOKEN,
+        &["--taxonomy", &fixture("rdm/taxonomy.soif")],
+    );
     let csid = server.csid();
     let out = soif_ok(&["rdm", &csid, "--type", "status-request"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -428,7 +377,7 @@ fn flaky_proxy(server: String, faults: Vec<Fault>) -> (String, Arc<AtomicUsize>)
 
 #[test]
 fn a_flaky_connection_loses_nothing_and_doubles_nothing() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let faults = vec![
         Fault::CutRequest,
         Fault::Unavailable,
@@ -547,7 +496,7 @@ fn serve_refuses_bad_configurations() {
 
 #[test]
 fn upserts_and_deletions_keep_their_order_across_batches() {
-    let server = Serve::start(&[]);
+    let server = Serve::start("loop", TOKEN, &[]);
     let csid = server.csid();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("order.soif");

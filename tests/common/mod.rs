@@ -139,3 +139,69 @@ pub fn python_json_lines<T: serde::de::DeserializeOwned>(
             .collect(),
     )
 }
+
+/// `soif serve` on 127.0.0.1 at a port the system picks, with one catalog named `name` in
+/// a temporary directory; killed when dropped.
+pub struct Serve {
+    pub child: std::process::Child,
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    /// The catalog's database file.
+    pub db: PathBuf,
+    name: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Serve {
+    /// Starts the server with submissions guarded by `token`, plus `extra` options.
+    pub fn start(name: &str, token: &str, extra: &[&str]) -> Serve {
+        use std::io::{BufRead, BufReader};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(format!("{name}.db"));
+        let db = format!("{name}={}", path.display());
+        let mut child = soif()
+            .args([
+                "serve",
+                "--db",
+                &db,
+                "--listen",
+                "127.0.0.1:0",
+                "--token",
+                token,
+            ])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "soif: serving http://127.0.0.1:PORT/rdm/incoming (catalogs: …)"
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.split('/').next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Serve {
+            child,
+            addr,
+            db: path,
+            name: name.to_string(),
+            _dir: dir,
+        }
+    }
+
+    /// `x-catalog://127.0.0.1:PORT/NAME`.
+    pub fn csid(&self) -> String {
+        format!("x-catalog://{}/{}", self.addr, self.name)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
