@@ -48,6 +48,22 @@ pub struct Collect {
     pub warnings: Vec<String>,
 }
 
+impl Collect {
+    /// Runs `records` through `transform`, then its `finish`, and collects everything it
+    /// emits, rejects and warns about.
+    pub fn run(
+        transform: &mut dyn Transform,
+        records: impl IntoIterator<Item = Record>,
+    ) -> Result<Collect, Error> {
+        let mut out = Collect::default();
+        for r in records {
+            transform.apply(r, &mut out)?;
+        }
+        transform.finish(&mut out)?;
+        Ok(out)
+    }
+}
+
 impl Emit for Collect {
     fn emit(&mut self, record: Record) -> Result<(), Error> {
         self.records.push(record);

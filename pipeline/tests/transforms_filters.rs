@@ -16,11 +16,7 @@ fn fixture(path: &str) -> Vec<Record> {
 
 fn urls_after(spec: &str, records: Vec<Record>) -> (Vec<String>, Collect) {
     let mut t = build(spec, &TransformContext::default()).unwrap();
-    let mut out = Collect::default();
-    for r in records {
-        t.apply(r, &mut out).unwrap();
-    }
-    t.finish(&mut out).unwrap();
+    let out = Collect::run(t.as_mut(), records).unwrap();
     let urls = out
         .records
         .iter()

@@ -66,12 +66,7 @@ fn harvest_file(url: &str, md5: &str, size: &str) -> Record {
 }
 
 fn run(t: &mut dyn Transform, records: Vec<Record>) -> Collect {
-    let mut out = Collect::default();
-    for r in records {
-        t.apply(r, &mut out).unwrap();
-    }
-    t.finish(&mut out).unwrap();
-    out
+    Collect::run(t, records).unwrap()
 }
 
 #[test]

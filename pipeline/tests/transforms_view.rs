@@ -14,11 +14,7 @@ fn run(chain: &mut [Box<dyn Transform>], records: Vec<Record>) -> Collect {
         ..Collect::default()
     };
     for t in chain.iter_mut() {
-        let mut out = Collect::default();
-        for r in std::mem::take(&mut all.records) {
-            t.apply(r, &mut out).unwrap();
-        }
-        t.finish(&mut out).unwrap();
+        let out = Collect::run(t.as_mut(), std::mem::take(&mut all.records)).unwrap();
         all.records = out.records;
         all.warnings.extend(out.warnings);
         all.rejected.extend(out.rejected);

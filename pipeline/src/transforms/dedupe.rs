@@ -100,12 +100,7 @@ mod tests {
     use crate::Collect;
 
     fn run(t: &mut Dedupe, records: Vec<Record>) -> Collect {
-        let mut out = Collect::default();
-        for r in records {
-            t.apply(r, &mut out).unwrap();
-        }
-        t.finish(&mut out).unwrap();
-        out
+        Collect::run(t, records).unwrap()
     }
 
     #[test]

@@ -120,7 +120,6 @@ mod tests {
     fn gatherer_scope_example() {
         // Seed 000: "Scope{34}: since Sun, 06 Nov 1994 08:49:37 GMT".
         let mut t = Since::parse("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        let mut out = Collect::default();
         // Seed 004's records: Last-Modification-Time 774988159 (July 1994) - too old.
         let old = Record::new("FILE", "ftp://ecrc.de/x.ps.Z")
             .with("Last-Modification-Time", "774988159")
@@ -135,10 +134,7 @@ mod tests {
             .with("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT");
         let undated = Record::new("DOCUMENT", "http://home.netscape.com:80/");
         let bad = Record::new("DOCUMENT", "http://b/").with("Update-Time", "yesterday");
-        for r in [old, new.clone(), exact.clone(), undated, bad] {
-            t.apply(r, &mut out).unwrap();
-        }
-        t.finish(&mut out).unwrap();
+        let out = Collect::run(&mut t, [old, new.clone(), exact.clone(), undated, bad]).unwrap();
         assert_eq!(out.records, vec![new, exact]);
         assert_eq!(out.warnings.len(), 1);
         assert!(

@@ -615,12 +615,7 @@ mod tests {
     use crate::Collect;
 
     fn run(t: &mut dyn Transform, records: Vec<Record>) -> Collect {
-        let mut out = Collect::default();
-        for r in records {
-            t.apply(r, &mut out).unwrap();
-        }
-        t.finish(&mut out).unwrap();
-        out
+        Collect::run(t, records).unwrap()
     }
 
     fn urls(c: &Collect) -> Vec<String> {
