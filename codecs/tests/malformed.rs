@@ -2,7 +2,8 @@
 //! report the expected error (with its position), keep the bad bytes for the quarantine,
 //! and still decode the good records around it (what `--on-error skip` relies on).
 
-use soif_codecs::soif::{decode_all, DecodeError, DecoderOptions, ErrorKind};
+use bytes::Bytes;
+use soif_codecs::soif::{decode_all, DecodeError, DecoderOptions, ErrorKind, SoifDecoder};
 use soif_codecs::Record;
 
 const BEFORE: &[u8] = b"@FILE { http://before/\nTitle{6}:\tBefore\n}\n";
@@ -14,7 +15,13 @@ fn run(bad: &[u8], opts: DecoderOptions) -> (Vec<Record>, Vec<DecodeError>, Vec<
     input.extend_from_slice(AFTER);
     let mut good = Vec::new();
     let mut bad_items = Vec::new();
-    for item in decode_all(&input, opts) {
+    let items = decode_all(&input, opts.clone());
+    // The memory-mapped path (the input held whole) gives exactly the same items.
+    let held: Vec<_> = SoifDecoder::new(opts)
+        .decode_bytes(Bytes::copy_from_slice(&input))
+        .collect();
+    assert_eq!(held, items, "held whole and streamed differ");
+    for item in items {
         match item {
             Ok(r) => good.push(r),
             Err(e) => bad_items.push(e),

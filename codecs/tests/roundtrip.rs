@@ -1,5 +1,6 @@
 //! Property tests: random records survive encode → decode, and the decoder gives the same
-//! items however the input is split into reads.
+//! items however the input is split into reads, and when it is held whole
+//! ([`SoifDecoder::decode_bytes`], the memory-mapped file path).
 
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
@@ -142,6 +143,21 @@ proptest! {
     }
 
     #[test]
+    fn held_whole_gives_the_same_items(
+        records in proptest::collection::vec(record(), 1..5),
+        garbage in proptest::collection::vec(any::<u8>(), 0..40),
+        lenient in any::<bool>(),
+    ) {
+        let mut bytes = encode(&records[..1]);
+        bytes.extend_from_slice(&garbage);
+        bytes.extend_from_slice(&encode(&records[1..]));
+        let opts = if lenient { DecoderOptions::default().lenient() } else { DecoderOptions::default() };
+        let whole = decode_all(&bytes, opts.clone());
+        let held: Vec<_> = SoifDecoder::new(opts).decode_bytes(Bytes::from(bytes)).collect();
+        prop_assert_eq!(held, whole);
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic_and_keep_exact_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         for opts in [DecoderOptions::default(), DecoderOptions::default().lenient()] {
             for item in decode_all(&bytes, opts) {
@@ -189,8 +205,42 @@ fn one_byte_at_a_time_lenient_on_printed_seed() {
     .unwrap();
     let cuts: Vec<usize> = (0..seed.len()).collect();
     let opts = DecoderOptions::default().lenient();
-    assert_eq!(
-        decode_chunked(&seed, opts.clone(), &cuts),
-        decode_all(&seed, opts)
-    );
+    let whole = decode_all(&seed, opts.clone());
+    assert_eq!(decode_chunked(&seed, opts.clone(), &cuts), whole);
+    let held: Vec<_> = SoifDecoder::new(opts)
+        .decode_bytes(Bytes::from(seed))
+        .collect();
+    assert_eq!(held, whole);
+}
+
+/// Values larger than the window step, with the object boundaries falling inside and
+/// across steps: held whole, every record comes out as a slice of the input.
+#[test]
+fn held_whole_steps_over_large_values() {
+    let mut input = Vec::new();
+    for (i, size) in [3 << 20, 10, (1 << 20) - 7, 0, 5 << 20]
+        .into_iter()
+        .enumerate()
+    {
+        input
+            .extend_from_slice(format!("@FILE {{ http://x/{i}\nFull-Text{{{size}}}:\t").as_bytes());
+        input.extend(std::iter::repeat_n(b'a' + i as u8, size));
+        input.extend_from_slice(b"\nTitle{2}:\tok\n}\n");
+    }
+    let opts = DecoderOptions::with_max_record_size(16 << 20);
+    let whole = decode_all(&input, opts.clone());
+    let data = Bytes::from(input);
+    let held: Vec<_> = SoifDecoder::new(opts).decode_bytes(data.clone()).collect();
+    assert_eq!(held, whole);
+    assert_eq!(held.len(), 5);
+    for r in held {
+        let r = r.expect("all good");
+        let Some(soif_codecs::Value::Bytes(value)) = r.get("Full-Text") else {
+            panic!("no Full-Text in {r:?}")
+        };
+        // A slice of the input itself: the same memory, not a copy.
+        let at = value.as_ptr() as usize - data.as_ptr() as usize;
+        assert!(at < data.len());
+        assert_eq!(r.get_str("Title"), Some("ok"));
+    }
 }

@@ -11,6 +11,7 @@
 //! format = "auto"                             # auto | soif | jsonl
 //! lenient = true
 //! max_record_size = "64MiB"                   # or a number of bytes
+//! mmap = true                                 # false: read files as streams (--no-mmap)
 //!
 //! [errors]
 //! on_error = "quarantine"                     # fail | skip | quarantine
@@ -71,6 +72,13 @@ pub struct SourceConfig {
     #[serde(default)]
     pub lenient: bool,
     pub max_record_size: Option<Size>,
+    /// Map plain files into memory (the default); `false` is `--no-mmap`.
+    #[serde(default = "yes")]
+    pub mmap: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn auto() -> String {

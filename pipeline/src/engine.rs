@@ -365,6 +365,18 @@ impl Engine {
                             }
                         }
                     }
+                    InputData::Held { data, mut consumed } => {
+                        let mut opts = self.opts.decoder.clone();
+                        opts.input = Some(input.name.clone());
+                        let mut items = SoifDecoder::new(opts).decode_bytes(data);
+                        while let Some(item) = items.next() {
+                            consumed(items.offset());
+                            if !batch.push(decoded(item), &*source).await {
+                                return Ok(());
+                            }
+                        }
+                        consumed(items.offset());
+                    }
                     InputData::Records(mut stream) => loop {
                         let next = match stream.next().now_or_never() {
                             Some(next) => next,

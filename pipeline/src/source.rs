@@ -54,6 +54,14 @@ pub type RecordItem = Result<Result<Record, Rejection>, Error>;
 pub enum InputData {
     /// SOIF bytes (already decompressed): the engine decodes them.
     Soif(Box<dyn AsyncRead + Send + Unpin>),
+    /// SOIF bytes held whole, a memory-mapped file: the engine decodes them in place
+    /// (`SoifDecoder::decode_bytes`), so records are slices of the file, and calls
+    /// `consumed` with the offset it has reached as it goes (the source counts the bytes
+    /// for progress and lets go of what lies well behind).
+    Held {
+        data: Bytes,
+        consumed: Box<dyn FnMut(u64) + Send>,
+    },
     /// Records decoded by the source itself (JSON Lines, RDM catalogs).
     Records(BoxStream<'static, RecordItem>),
 }
@@ -62,6 +70,7 @@ impl fmt::Debug for InputData {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InputData::Soif(_) => f.write_str("InputData::Soif"),
+            InputData::Held { data, .. } => write!(f, "InputData::Held({} bytes)", data.len()),
             InputData::Records(_) => f.write_str("InputData::Records"),
         }
     }

@@ -100,6 +100,9 @@ pub struct SourceOptions {
     pub format: InputFormat,
     /// The longest JSON Lines line accepted (the SOIF decoder has its own limit).
     pub max_record_size: usize,
+    /// Map plain SOIF files into memory and decode them in place (see [`file::map`]);
+    /// `false` reads every input as a stream (`--no-mmap`).
+    pub mmap: bool,
 }
 
 impl Default for SourceOptions {
@@ -107,6 +110,7 @@ impl Default for SourceOptions {
         SourceOptions {
             format: InputFormat::Auto,
             max_record_size: 64 << 20,
+            mmap: true,
         }
     }
 }
@@ -161,6 +165,34 @@ impl InputSource {
                 )
                 .await?;
                 return Ok(Input { name, data });
+            }
+        }
+        if let (true, InputSpec::File(path) | InputSpec::Spooled { path, .. }) =
+            (self.opts.mmap, &spec)
+        {
+            if let Some(mut mapped) = file::map(path)? {
+                let soif = match self.opts.format {
+                    InputFormat::Auto => {
+                        let first = mapped.data.iter().find(|b| !b.is_ascii_whitespace());
+                        !is_jsonl_name(&name) && first != Some(&b'{')
+                    }
+                    InputFormat::Soif => true,
+                    _ => false,
+                };
+                if soif {
+                    let data = mapped.data.clone();
+                    let read = self.read.clone();
+                    let mut counted = 0;
+                    let consumed = Box::new(move |offset: u64| {
+                        read.fetch_add(offset.saturating_sub(counted), Ordering::Relaxed);
+                        counted = counted.max(offset);
+                        mapped.consumed(offset);
+                    });
+                    return Ok(Input {
+                        name,
+                        data: InputData::Held { data, consumed },
+                    });
+                }
             }
         }
         let raw: Reader = match &spec {

@@ -70,6 +70,13 @@ pub struct InputArgs {
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
     pub max_record_size: usize,
 
+    /// Read files as streams instead of mapping them into memory. Mapped (the default),
+    /// a plain file is decoded in place: faster, and a huge record costs no extra memory.
+    /// Use this for files another process may truncate while soif reads them (the kernel
+    /// would stop soif with SIGBUS).
+    #[arg(long)]
+    pub no_mmap: bool,
+
     /// Memory each of `order`, `dedupe` and `validate`'s uniqueness check may use
     /// (e.g. 64MiB, 512KiB) before spilling to temporary files.
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
@@ -98,6 +105,7 @@ impl InputArgs {
         SourceOptions {
             format: InputFormat::parse(&self.from).unwrap_or_default(),
             max_record_size: self.max_record_size,
+            mmap: !self.no_mmap,
         }
     }
 

@@ -124,6 +124,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         source: SourceOptions {
             format,
             max_record_size,
+            mmap: config.source.mmap,
         },
         engine: EngineOptions {
             policy,

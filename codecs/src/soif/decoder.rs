@@ -250,14 +250,14 @@ impl SoifDecoder {
         self.records
     }
 
-    fn advance(&mut self, src: &mut BytesMut, n: usize) {
-        src.advance(n);
+    fn advance<B: Buffer>(&mut self, src: &mut B, n: usize) {
+        src.consume(n);
         self.base += n as u64;
     }
 
-    fn decode_inner(
+    fn decode_inner<B: Buffer>(
         &mut self,
-        src: &mut BytesMut,
+        src: &mut B,
         eof: bool,
     ) -> Option<Result<Record, DecodeError>> {
         loop {
@@ -320,9 +320,7 @@ impl SoifDecoder {
                         // A value whose size is known (and within max_record_size)
                         // gets its whole buffer now: a 100 MB value then costs one
                         // allocation instead of a doubling series with its copies.
-                        if self.want > src.capacity() && self.want - src.len() > BIG_VALUE {
-                            src.reserve(self.want - src.len());
-                        }
+                        src.make_room(self.want);
                         return None;
                     }
                     Progress::Complete(end) if end > self.opts.max_record_size => {
@@ -335,7 +333,7 @@ impl SoifDecoder {
                             },
                             self.position_in(src, 0),
                         );
-                        err.set_raw(src.split_to(end).freeze());
+                        err.set_raw(src.take(end));
                         self.base += end as u64;
                         self.records += 1;
                         self.state = State::Between;
@@ -413,7 +411,7 @@ impl SoifDecoder {
                                 let n = src.len();
                                 *lost += n as u64;
                                 *scan_from = 0;
-                                src.advance(n);
+                                src.consume(n);
                                 self.base += n as u64;
                             } else {
                                 *scan_from = from.min(src.len());
@@ -423,7 +421,7 @@ impl SoifDecoder {
                     };
                     let lost = *lost;
                     let err = err.take();
-                    let raw = src.split_to(end).freeze();
+                    let raw = src.take(end);
                     self.base += end as u64;
                     self.state = State::Between;
                     if let Some(mut e) = err {
@@ -441,7 +439,7 @@ impl SoifDecoder {
     }
 
     /// The position of `src[rel]` in the object being parsed, with its URL once read.
-    fn position_in(&self, src: &BytesMut, rel: usize) -> Position {
+    fn position_in(&self, src: &[u8], rel: usize) -> Position {
         let url = match (&self.obj.url_joined, self.obj.header_done) {
             (Some(u), _) => Some(lossy(u)),
             (None, true) => src.get(self.obj.url.clone()).map(lossy),
@@ -452,7 +450,7 @@ impl SoifDecoder {
             .with_url(url)
     }
 
-    fn current_name(&self, src: &BytesMut) -> String {
+    fn current_name(&self, src: &[u8]) -> String {
         let range = self
             .obj
             .pending
@@ -465,8 +463,8 @@ impl SoifDecoder {
         }
     }
 
-    fn take_record(&mut self, src: &mut BytesMut, end: usize) -> Record {
-        let raw = src.split_to(end).freeze();
+    fn take_record<B: Buffer>(&mut self, src: &mut B, end: usize) -> Record {
+        let raw = src.take(end);
         let o = &mut self.obj;
         let attributes = o
             .attrs
@@ -504,13 +502,13 @@ impl SoifDecoder {
         });
     }
 
-    fn error(&self, src: &BytesMut, kind: ErrorKind, rel: usize) -> DecodeError {
+    fn error(&self, src: &[u8], kind: ErrorKind, rel: usize) -> DecodeError {
         DecodeError::new(kind, self.position_in(src, rel))
     }
 
     /// Parses the object at `src[0]` from where it stopped last time.
-    fn parse_object(&mut self, src: &BytesMut, eof: bool) -> Progress {
-        let buf = &src[..];
+    fn parse_object(&mut self, src: &[u8], eof: bool) -> Progress {
+        let buf = src;
         let len = buf.len();
         if !self.obj.header_done {
             match self.parse_header(src, eof) {
@@ -709,7 +707,7 @@ impl SoifDecoder {
         }
     }
 
-    fn need_more(&mut self, src: &BytesMut, eof: bool) -> Progress {
+    fn need_more(&mut self, src: &[u8], eof: bool) -> Progress {
         if !eof {
             return Progress::NeedMore;
         }
@@ -737,10 +735,10 @@ impl SoifDecoder {
     #[allow(clippy::type_complexity)]
     fn parse_header(
         &mut self,
-        src: &BytesMut,
+        src: &[u8],
         eof: bool,
     ) -> Result<Option<Progress>, (ErrorKind, usize)> {
-        let buf = &src[..];
+        let buf = src;
         let len = buf.len();
         let need = |at: usize| -> Result<Option<Progress>, (ErrorKind, usize)> {
             if eof {
@@ -835,8 +833,8 @@ impl SoifDecoder {
     // The error is a `Progress` by value: this runs once per attribute, and boxing it
     // would allocate on the error path only, which is not worth the indirection.
     #[allow(clippy::result_large_err)]
-    fn finish_value(&mut self, src: &BytesMut, p: Pending, eof: bool) -> Result<bool, Progress> {
-        let buf = &src[..];
+    fn finish_value(&mut self, src: &[u8], p: Pending, eof: bool) -> Result<bool, Progress> {
+        let buf = src;
         let len = buf.len();
         let lenient = self.opts.lenient;
         let end = match p.size {
@@ -1101,6 +1099,169 @@ impl tokio_util::codec::Decoder for SoifDecoder {
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
         Ok(self.decode_inner(src, true))
+    }
+}
+
+/// What the parser reads from: the bytes from the start of the current object (or
+/// whatever comes next) to the end of what has arrived.
+///
+/// Two implementations share the one parser: the streaming read buffer (`BytesMut`, which
+/// `FramedRead` or the engine fills) and a [`Window`] over an input already held whole (a
+/// memory-mapped file). The parser only ever looks at the bytes, drops bytes from the
+/// front, and splits a finished object off the front, so those are the whole interface.
+trait Buffer: std::ops::Deref<Target = [u8]> {
+    /// Drops `n` bytes from the front.
+    fn consume(&mut self, n: usize);
+    /// Splits the first `n` bytes off the front, as a shared slice.
+    fn take(&mut self, n: usize) -> Bytes;
+    /// The pending value needs the buffer to hold `want` bytes (0: nothing known).
+    fn make_room(&mut self, want: usize);
+}
+
+impl Buffer for BytesMut {
+    fn consume(&mut self, n: usize) {
+        self.advance(n);
+    }
+
+    fn take(&mut self, n: usize) -> Bytes {
+        self.split_to(n).freeze()
+    }
+
+    fn make_room(&mut self, want: usize) {
+        // A value whose size is known (and within max_record_size) gets its whole
+        // buffer now: a 100 MB value then costs one allocation instead of a doubling
+        // series with its copies.
+        if want > self.capacity() && want - self.len() > BIG_VALUE {
+            self.reserve(want - self.len());
+        }
+    }
+}
+
+/// The part of an input held whole that the parser has been shown so far: `data[start..end]`.
+///
+/// The window grows as a read buffer would fill (see [`DecodeBytes`]), so the parser sees
+/// the same sequence of states as when streaming, and a record is a slice of `data`.
+struct Window {
+    data: Bytes,
+    start: usize,
+    end: usize,
+}
+
+impl std::ops::Deref for Window {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+}
+
+impl Buffer for Window {
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+    }
+
+    fn take(&mut self, n: usize) -> Bytes {
+        let out = self.data.slice(self.start..self.start + n);
+        self.start += n;
+        out
+    }
+
+    fn make_room(&mut self, _want: usize) {}
+}
+
+/// How far the window over an input held whole grows when the parser needs more bytes
+/// and nothing tells it how many: the same order as a streaming read.
+const WINDOW_STEP: usize = 1 << 20;
+
+/// Decodes an input held whole in memory, such as a memory-mapped file: an iterator of
+/// records whose values are slices of the input, so nothing is copied at all.
+///
+/// Made by [`SoifDecoder::decode_bytes`]. It runs the same parser as the streaming
+/// decoder and yields the same items as feeding the input through `FramedRead` would,
+/// errors and repairs included. A value whose size is declared is stepped over in one
+/// move instead of being read through, which is why one huge record costs no more than
+/// its header.
+///
+/// ```
+/// use bytes::Bytes;
+/// use soif_codecs::soif::SoifDecoder;
+/// let input = Bytes::from_static(b"@FILE { http://a/\nTitle{2}:\tHi\n}\n@FILE { http://b/\n}\n");
+/// let urls: Vec<_> = SoifDecoder::default()
+///     .decode_bytes(input)
+///     .map(|r| r.unwrap().url_str().into_owned())
+///     .collect();
+/// assert_eq!(urls, ["http://a/", "http://b/"]);
+/// ```
+pub struct DecodeBytes {
+    decoder: SoifDecoder,
+    window: Window,
+    done: bool,
+}
+
+impl DecodeBytes {
+    /// Bytes of the input consumed so far (the offset of the next object or gap).
+    pub fn offset(&self) -> u64 {
+        self.decoder.offset()
+    }
+
+    /// The decoder, for its counters.
+    pub fn decoder(&self) -> &SoifDecoder {
+        &self.decoder
+    }
+}
+
+impl Iterator for DecodeBytes {
+    type Item = Result<Record, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let len = self.window.data.len();
+            let eof = self.window.end == len;
+            if let Some(item) = self.decoder.decode_inner(&mut self.window, eof) {
+                return Some(item);
+            }
+            if eof {
+                self.done = true;
+                break;
+            }
+            // Show the parser more: to the end of a pending value of known size when
+            // there is one (it is then checked once, not read through), else one step.
+            let w = &mut self.window;
+            let want = w.start + self.decoder.pending_end().unwrap_or(0);
+            w.end = (w.end + WINDOW_STEP).max(want).min(len);
+        }
+        None
+    }
+}
+
+impl SoifDecoder {
+    /// Decodes `input`, held whole, without copying it: see [`DecodeBytes`].
+    pub fn decode_bytes(self, input: Bytes) -> DecodeBytes {
+        DecodeBytes {
+            decoder: self,
+            window: Window {
+                data: input,
+                start: 0,
+                end: 0,
+            },
+            done: false,
+        }
+    }
+
+    /// Where the pending value of the object being parsed ends (with the lenient
+    /// look-ahead), relative to the object's start; `None` when no value of known size is
+    /// pending.
+    fn pending_end(&self) -> Option<usize> {
+        if !matches!(self.state, State::Object) {
+            return None;
+        }
+        let p = self.obj.pending.as_ref()?;
+        let end = p.start.checked_add(usize::try_from(p.size?).ok()?)?;
+        Some(if self.opts.lenient {
+            end.saturating_add(LOOKAHEAD)
+        } else {
+            end
+        })
     }
 }
 
