@@ -169,6 +169,7 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
             let store = sqlite::StoreOptions {
                 schema,
                 charset: opts.charset,
+                ..Default::default()
             };
             Ok(Box::new(sqlite::SqliteSink::open(
                 path,
