@@ -3,6 +3,7 @@
 //! ```text
 //! soif-gen --size 200MB -o bench.soif            # ~200 MB of FILE records
 //! soif-gen --size 100MB --huge -o huge.soif      # one record with a 100 MB Full-Text
+//! soif-gen --size 50MB --summaries-only          # no Full-Text or Thumbnail values
 //! soif-gen --size 1MB --seed 7 | soif stats
 //! ```
 //!
@@ -31,6 +32,11 @@ struct Args {
     /// Write a single record whose Full-Text value is --size bytes.
     #[arg(long)]
     huge: bool,
+
+    /// Summary objects only: no Full-Text or binary Thumbnail values (about 1.2 KB per
+    /// record instead of about 8 KB).
+    #[arg(long, conflicts_with = "huge")]
+    summaries_only: bool,
 
     /// Output file (default stdout).
     #[arg(short, long)]
@@ -72,9 +78,13 @@ fn main() -> std::process::ExitCode {
     let result = if args.huge {
         write_huge_record(&mut w, args.size)
     } else {
-        Generator::new(args.seed)
-            .write_bytes(&mut w, args.size)
-            .map(|_| ())
+        let generator = Generator::new(args.seed);
+        let mut generator = if args.summaries_only {
+            generator.summaries_only()
+        } else {
+            generator
+        };
+        generator.write_bytes(&mut w, args.size).map(|_| ())
     };
     match result.and_then(|()| w.flush()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
