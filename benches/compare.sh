@@ -7,12 +7,15 @@
 #
 # Times (hyperfine, mean of RUNS runs after one warm-up) and peak RSS (/usr/bin/time):
 #   soif convert --to jsonl    SOIF -> JSON Lines
-#   soif convert --to null     parse and count only
+#   soif convert --to null     parse and count only (a plain file is mapped and decoded
+#                              in place; --no-mmap and stdin read it as a stream)
 #   cat                        the floor: reading the file
 #   jq -c .                    re-printing the same data as JSON Lines
 # plus one record whose value is SIZE bytes (soif --to null), for memory;
-# and loading SQLite (records/s, into a fresh database each run):
-#   soif convert --to sqlite   SOIF -> a table per template (WAL, 1000 rows per commit)
+# and loading SQLite (records/s and MB/s of SOIF, into a new database each run), for the
+# Harvest-like records and for summary objects only (soif-gen --summaries-only):
+#   soif convert --to sqlite   SOIF -> a table per template (1000 rows per commit; a new
+#                              database is bulk-loaded, see docs/sqlite-layout.md)
 #   sqlite3 .import --csv      sqlite3's own CSV import of the same records (as CSV)
 # MB/s is the SOIF input size (10^6 bytes) over the mean time; jq's figure is over the
 # JSON Lines input it reads.
@@ -58,15 +61,19 @@ echo "# soif benchmark: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -sr
 echo "# input: $soif_bytes bytes of SOIF ($records records), $jsonl_bytes bytes as JSON Lines"
 echo
 
-names=("soif convert --to jsonl" "soif convert --to null" "cat" "jq -c ." "soif --to null, one ${HUGE_SIZE} record")
+names=("soif convert --to jsonl" "soif convert --to null" "soif --to null --no-mmap" "soif --to null < stdin" "cat" "jq -c ."
+    "soif --to null, one ${HUGE_SIZE} record" "the same, --no-mmap")
 cmds=(
     "$SOIF convert $DATA --to jsonl -q -o /dev/null"
     "$SOIF convert $DATA --to null -q"
+    "$SOIF convert $DATA --to null -q --no-mmap"
+    "$SOIF convert --to null -q < $DATA"
     "cat $DATA > /dev/null"
     "jq -c . $JSONL > /dev/null"
     "$SOIF convert $HUGE --to null -q --max-record-size 1GiB"
+    "$SOIF convert $HUGE --to null -q --max-record-size 1GiB --no-mmap"
 )
-sizes=("$soif_bytes" "$soif_bytes" "$soif_bytes" "$jsonl_bytes" "$huge_bytes")
+sizes=("$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$jsonl_bytes" "$huge_bytes" "$huge_bytes")
 
 printf '| %-34s | %10s | %9s | %13s |\n' "command" "mean s" "MB/s" "peak RSS MiB"
 printf '|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-----------" "---------------"
@@ -79,30 +86,44 @@ for i in "${!cmds[@]}"; do
     printf '| %-34s | %10.3f | %9s | %13.1f |\n' "${names[$i]}" "$mean" "$mbps" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
 done
 
-CSV=$WORK/bench.csv
+# SQLite: the same Harvest-like records (8 KB on average: a quarter carry a 5-50 KB
+# Full-Text), then summary objects only (the same records without Full-Text and
+# Thumbnail, about 1.1 KB), each into a new database file every run, and each beside
+# sqlite3's own CSV import of the same records.
+SUMS=$WORK/summaries.soif
+[ -s "$SUMS" ] || "$GEN" --size "$SIZE" --summaries-only -o "$SUMS"
 DB=$WORK/bench.db
-[ -s "$CSV" ] || "$SOIF" convert "$DATA" --to csv -q -o "$CSV"
-csv_bytes=$(stat -c %s "$CSV")
-echo
-echo "# SQLite load: $records records; the CSV copy is $csv_bytes bytes"
-echo
-snames=("soif convert --to sqlite" "sqlite3 .import --csv (same data)")
-scmds=(
-    "$SOIF convert $DATA --to sqlite -q -o $DB"
-    "sqlite3 $DB '.import --csv $CSV FILE'"
-)
-printf '| %-34s | %10s | %11s | %13s |\n' "load into SQLite" "mean s" "records/s" "peak RSS MiB"
-printf '|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-------------" "---------------"
-for i in "${!scmds[@]}"; do
-    json=$WORK/hf-sqlite-$i.json
-    hyperfine --style none --warmup 1 --runs "$RUNS" --prepare "rm -f $DB $DB-wal $DB-shm" \
-        --export-json "$json" "${scmds[$i]}" >/dev/null 2>&1
-    mean=$(jq '.results[0].mean' "$json")
-    rm -f "$DB" "$DB-wal" "$DB-shm"
-    rss_kb=$( { /usr/bin/time -f '%M' sh -c "${scmds[$i]}" >/dev/null; } 2>&1 | tail -1)
-    rm -f "$DB" "$DB-wal" "$DB-shm"
-    rps=$(awk -v n="$records" -v t="$mean" 'BEGIN { printf "%.0f", n / t }')
-    printf '| %-34s | %10.3f | %11s | %13.1f |\n' "${snames[$i]}" "$mean" "$rps" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
-done
+sqlite_load() { # label soif-file
+    local label=$1 data=$2 csv=${2%.soif}.csv
+    [ -s "$csv" ] || "$SOIF" convert "$data" --to csv -q -o "$csv"
+    local n bytes
+    n=$("$SOIF" convert "$data" --to null 2>&1 | sed -n 's/^soif: \([0-9]*\) records in.*/\1/p')
+    bytes=$(stat -c %s "$data")
+    echo
+    echo "# SQLite load, $label: $n records, $bytes bytes of SOIF, $(stat -c %s "$csv") bytes as CSV"
+    echo
+    local snames=("soif convert --to sqlite" "sqlite3 .import --csv (same data)")
+    local scmds=(
+        "$SOIF convert $data --to sqlite -q -o $DB"
+        "sqlite3 $DB '.import --csv $csv FILE'"
+    )
+    printf '| %-34s | %10s | %11s | %9s | %13s |\n' "load into SQLite" "mean s" "records/s" "MB/s" "peak RSS MiB"
+    printf '|%s|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-------------" "-----------" "---------------"
+    for i in "${!scmds[@]}"; do
+        local json=$WORK/hf-sqlite-$i.json
+        hyperfine --style none --warmup 1 --runs "$RUNS" --prepare "rm -f $DB $DB-wal $DB-shm $DB-journal" \
+            --export-json "$json" "${scmds[$i]}" >/dev/null 2>&1
+        local mean rss_kb rps mbps
+        mean=$(jq '.results[0].mean' "$json")
+        rm -f "$DB" "$DB-wal" "$DB-shm" "$DB-journal"
+        rss_kb=$( { /usr/bin/time -f '%M' sh -c "${scmds[$i]}" >/dev/null; } 2>&1 | tail -1)
+        rm -f "$DB" "$DB-wal" "$DB-shm" "$DB-journal"
+        rps=$(awk -v n="$n" -v t="$mean" 'BEGIN { printf "%.0f", n / t }')
+        mbps=$(awk -v b="$bytes" -v t="$mean" 'BEGIN { printf "%.0f", b / 1e6 / t }')
+        printf '| %-34s | %10.3f | %11s | %9s | %13.1f |\n' "${snames[$i]}" "$mean" "$rps" "$mbps" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')"
+    done
+}
+sqlite_load "Harvest-like records" "$DATA"
+sqlite_load "summary objects only (--summaries-only)" "$SUMS"
 echo
 echo "# data kept in $WORK (delete it when done)"

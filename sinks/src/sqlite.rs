@@ -121,6 +121,12 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::{Error, Sink, SinkError};
 use std::collections::{HashMap, HashSet};
+
+/// Maps looked up once per attribute of every record (attribute → column, template →
+/// table): foldhash rather than SipHash, which was a tenth of the sink's own time on
+/// summary records. Their size is bounded (columns per table, tables per store), so the
+/// weaker flooding resistance cannot make them grow without bound.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::path::Path;
 use std::time::Duration;
 
@@ -291,7 +297,7 @@ pub enum UpsertMode {
 
 struct Table {
     info: TableInfo,
-    by_attr: HashMap<Bytes, usize>,
+    by_attr: FastMap<Bytes, usize>,
     /// Column names in lower case, `url` included, for collision checks.
     used: HashSet<String>,
     /// The replacing upsert (every column), built once per column set.
@@ -308,7 +314,7 @@ const MAX_MERGE_SQL: usize = 64;
 impl Table {
     fn new(info: TableInfo) -> Table {
         let mut t = Table {
-            by_attr: HashMap::new(),
+            by_attr: FastMap::default(),
             used: HashSet::from(["url".to_string()]),
             upsert_sql: String::new(),
             merge_sql: HashMap::new(),
@@ -462,7 +468,7 @@ struct Scratch {
 pub struct SqliteStore {
     conn: Connection,
     path: String,
-    tables: HashMap<Bytes, Table>,
+    tables: FastMap<Bytes, Table>,
     /// Table names in lower case (every table in the database), for collision checks.
     used_tables: HashSet<String>,
     schema: Option<SchemaColumns>,
@@ -556,7 +562,7 @@ impl SqliteStore {
         let mut store = SqliteStore {
             conn,
             path,
-            tables: HashMap::new(),
+            tables: FastMap::default(),
             used_tables: HashSet::new(),
             schema: opts.schema,
             charset: opts.charset,
@@ -677,7 +683,7 @@ impl SqliteStore {
     }
 
     #[allow(clippy::type_complexity)]
-    fn read_layout(&self) -> rusqlite::Result<(HashMap<Bytes, Table>, HashSet<String>, bool)> {
+    fn read_layout(&self) -> rusqlite::Result<(FastMap<Bytes, Table>, HashSet<String>, bool)> {
         let mut used = HashSet::new();
         let mut st = self
             .conn
