@@ -96,6 +96,9 @@ DB=$WORK/bench.db
 sqlite_load() { # label soif-file
     local label=$1 data=$2 csv=${2%.soif}.csv
     [ -s "$csv" ] || "$SOIF" convert "$data" --to csv -q -o "$csv"
+    # Each load starts with nothing else waiting to be written back (hyperfine's
+    # --prepare syncs too): a previous run's dirty pages would slow this one's final sync.
+    sync
     local n bytes
     n=$("$SOIF" convert "$data" --to null 2>&1 | sed -n 's/^soif: \([0-9]*\) records in.*/\1/p')
     bytes=$(stat -c %s "$data")
@@ -111,11 +114,12 @@ sqlite_load() { # label soif-file
     printf '|%s|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-------------" "-----------" "---------------"
     for i in "${!scmds[@]}"; do
         local json=$WORK/hf-sqlite-$i.json
-        hyperfine --style none --warmup 1 --runs "$RUNS" --prepare "rm -f $DB $DB-wal $DB-shm $DB-journal" \
+        hyperfine --style none --warmup 1 --runs "$RUNS" --prepare "rm -f $DB $DB-wal $DB-shm $DB-journal; sync" \
             --export-json "$json" "${scmds[$i]}" >/dev/null 2>&1
         local mean rss_kb rps mbps
         mean=$(jq '.results[0].mean' "$json")
         rm -f "$DB" "$DB-wal" "$DB-shm" "$DB-journal"
+        sync
         rss_kb=$( { /usr/bin/time -f '%M' sh -c "${scmds[$i]}" >/dev/null; } 2>&1 | tail -1)
         rm -f "$DB" "$DB-wal" "$DB-shm" "$DB-journal"
         rps=$(awk -v n="$n" -v t="$mean" 'BEGIN { printf "%.0f", n / t }')
