@@ -213,6 +213,28 @@ fn one_byte_at_a_time_lenient_on_printed_seed() {
     assert_eq!(held, whole);
 }
 
+/// Found by the fuzz target (one-byte reads against the input held whole): an unclosed
+/// object followed by `@ILE…<TAB>` whose `{` had not arrived yet was reported as a missing
+/// size when read byte by byte and as an unclosed object otherwise. Both paths now wait
+/// for the `{`, and agree.
+#[test]
+fn unclosed_object_before_a_split_object_start() {
+    let input: &[u8] = b"@UPDA^\0{EF\x0b@ILE\xf8\xf6\xf6\xf6\t\t\t{";
+    let opts = DecoderOptions::default();
+    let cuts: Vec<usize> = (0..input.len()).collect();
+    let whole = decode_all(input, opts.clone());
+    assert_eq!(decode_chunked(input, opts.clone(), &cuts), whole);
+    let held: Vec<_> = SoifDecoder::new(opts)
+        .decode_bytes(Bytes::from_static(input))
+        .collect();
+    assert_eq!(held, whole);
+    let first = whole[0].as_ref().expect_err("the first object is broken");
+    assert!(
+        matches!(first.kind(), soif_codecs::soif::ErrorKind::Unclosed),
+        "{first}"
+    );
+}
+
 /// Values larger than the window step, with the object boundaries falling inside and
 /// across steps: held whole, every record comes out as a slice of the input.
 #[test]

@@ -572,11 +572,17 @@ impl SoifDecoder {
                     self.obj.cursor = n;
                     continue;
                 }
-                if is_object_start(buf, c, eof, false) == Some(true) {
+                match is_object_start(buf, c, eof, false) {
                     // `@FILE {` where an attribute or `}` was expected: this object was
                     // never closed. It is rejected and the next one decodes normally.
-                    let kind = ErrorKind::Unclosed;
-                    return Progress::Error(self.error(src, kind, c), c);
+                    Some(true) => {
+                        let kind = ErrorKind::Unclosed;
+                        return Progress::Error(self.error(src, kind, c), c);
+                    }
+                    // `@FILE ` with its `{` not read yet: which error this is depends on
+                    // bytes still to come (found by fuzzing with one-byte reads).
+                    None => return self.need_more(src, eof),
+                    Some(false) => {}
                 }
                 let kind = match self.obj.attrs.last() {
                     Some((name, value)) => ErrorKind::BadValueSize {
