@@ -173,8 +173,8 @@ impl InputSource {
             if let Some(mut mapped) = file::map(path)? {
                 let soif = match self.opts.format {
                     InputFormat::Auto => {
-                        let first = mapped.data.iter().find(|b| !b.is_ascii_whitespace());
-                        !is_jsonl_name(&name) && first != Some(&b'{')
+                        let head = &mapped.data[..mapped.data.len().min(SNIFF_LEN)];
+                        !is_jsonl_name(&name) && sniffed(head) == InputFormat::Soif
                     }
                     InputFormat::Soif => true,
                     _ => false,
@@ -339,14 +339,22 @@ fn is_jsonl_name(name: &str) -> bool {
     n.ends_with(".jsonl") || n.ends_with(".ndjson")
 }
 
-/// Looks at the first non-blank byte: `{` is JSON Lines, anything else SOIF.
-async fn sniff(reader: Reader) -> std::io::Result<(InputFormat, Reader)> {
-    let (head, reader) = decompress::peek(reader, 512).await?;
-    let format = match head.iter().find(|b| !b.is_ascii_whitespace()) {
+/// How many leading bytes format detection looks at.
+const SNIFF_LEN: usize = 512;
+
+/// The format by content: the first non-blank byte of `head` is `{` for JSON Lines;
+/// anything else is SOIF.
+fn sniffed(head: &[u8]) -> InputFormat {
+    match head.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => InputFormat::Jsonl,
         _ => InputFormat::Soif,
-    };
-    Ok((format, reader))
+    }
+}
+
+/// Peeks at a stream's first bytes for [`sniffed`].
+async fn sniff(reader: Reader) -> std::io::Result<(InputFormat, Reader)> {
+    let (head, reader) = decompress::peek(reader, SNIFF_LEN).await?;
+    Ok((sniffed(&head), reader))
 }
 
 /// Counts the bytes read from an input as stored, for progress and the summary.
