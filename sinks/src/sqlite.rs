@@ -121,14 +121,14 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::{Error, Sink, SinkError};
 use std::collections::{HashMap, HashSet};
-
-/// Maps looked up once per attribute of every record (attribute → column, template →
-/// table): foldhash rather than SipHash, which was a tenth of the sink's own time on
-/// summary records. Their size is bounded (columns per table, tables per store), so the
-/// weaker flooding resistance cannot make them grow without bound.
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::path::Path;
 use std::time::Duration;
+
+/// Maps looked up for every attribute of every record (attribute → column, template →
+/// table): foldhash rather than SipHash took 6 % off the instructions of a load of
+/// summary records (callgrind). Their size is bounded (columns per table, tables per
+/// store), so foldhash's weaker flooding resistance cannot make them grow without bound.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The layout version stored in `soif_meta`.
 pub const LAYOUT_VERSION: i64 = 1;
@@ -186,7 +186,7 @@ pub struct StoreOptions {
     /// How values that are not UTF-8 are stored: BLOBs ([`Charset::Utf8`]) or Latin-1 text.
     pub charset: Charset,
     /// Load a database nobody else has open yet, fast (see "Loading a new database" in
-    /// the module doc): a rollback journal and no syncs until [`SqliteStore::end_bulk`].
+    /// the module doc): a rollback journal and no syncs until the sink's last commit.
     /// [`SqliteSink::open`] sets it when it creates the database file.
     pub bulk: bool,
 }
@@ -776,7 +776,7 @@ impl SqliteStore {
     /// Ends a bulk load ([`StoreOptions::bulk`]): from the next commit on, commits are
     /// synced (the first one makes everything loaded so far durable). Call it outside a
     /// transaction, then commit, then [`SqliteStore::enter_wal`].
-    pub fn end_bulk(&mut self) -> Result<(), StoreError> {
+    fn end_bulk(&mut self) -> Result<(), StoreError> {
         self.conn
             .execute_batch("PRAGMA synchronous = FULL;")
             .map_err(|e| self.err("ending the bulk load", e))
@@ -784,7 +784,7 @@ impl SqliteStore {
 
     /// After the durable commit that follows [`SqliteStore::end_bulk`]: WAL mode, as
     /// every other soif database is, so the server can read it while loaders write.
-    pub fn enter_wal(&mut self) -> Result<(), StoreError> {
+    fn enter_wal(&mut self) -> Result<(), StoreError> {
         self.conn
             .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")
             .map_err(|e| self.err("setting journal mode", e))
