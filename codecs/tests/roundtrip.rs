@@ -142,6 +142,29 @@ proptest! {
         prop_assert_eq!(&decode_chunked(&bytes, DecoderOptions::default(), &cuts), &whole);
     }
 
+    /// SOIF-ish noise (the bytes the grammar turns on) under a small record limit, so
+    /// resynchronisation, skipping and the too-large paths all run: fed in any reads,
+    /// and held whole, the decoder gives the same items.
+    #[test]
+    fn soif_noise_decodes_alike_however_it_arrives(
+        noise in proptest::collection::vec(
+            prop_oneof![
+                Just(b'@'), Just(b'{'), Just(b'}'), Just(b':'), Just(b'\t'), Just(b' '),
+                Just(b'\n'), Just(b'F'), Just(b'1'), Just(b'2'), Just(b'x'),
+            ],
+            0..600,
+        ),
+        cuts in proptest::collection::vec(any::<usize>(), 0..40),
+        lenient in any::<bool>(),
+        max in 8usize..200,
+    ) {
+        let mut opts = DecoderOptions::with_max_record_size(max);
+        opts.lenient = lenient;
+        let streamed = decode_chunked(&noise, opts.clone(), &cuts);
+        let held: Vec<_> = SoifDecoder::new(opts).decode_bytes(Bytes::from(noise)).collect();
+        prop_assert_eq!(held, streamed);
+    }
+
     #[test]
     fn held_whole_gives_the_same_items(
         records in proptest::collection::vec(record(), 1..5),

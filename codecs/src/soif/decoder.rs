@@ -78,6 +78,9 @@ const SEARCH_NAME: usize = 256;
 const BIG_VALUE: usize = 1 << 20;
 /// How far past a value the lenient boundary check looks: whitespace, a name, a size.
 const LOOKAHEAD: usize = 512;
+/// Most whitespace between a template name and its `{` that resynchronisation accepts
+/// as an object start (real data has one space).
+const MAX_HEADER_GAP: usize = 4096;
 
 /// Options for [`SoifDecoder`].
 #[derive(Debug, Clone)]
@@ -194,6 +197,9 @@ enum Progress {
     Error(DecodeError, usize),
     /// The object is over `max_record_size`; its bytes end `skip_to` bytes from its start.
     TooLarge(DecodeError, u64),
+    /// What was parsed of the object (up to `cursor`) is already over
+    /// `max_record_size`, and how far it goes is not known.
+    Oversized,
 }
 
 /// The SOIF decoder. See the module documentation.
@@ -291,82 +297,96 @@ impl SoifDecoder {
                         }
                     }
                 }
-                State::Object => match self.parse_object(src, eof) {
-                    Progress::NeedMore => {
-                        // Each declared size was checked when it was read; this catches
-                        // objects made too large by many attributes, by an unknown-size
-                        // value, or by whitespace. The buffer holds at most the object,
-                        // plus the lenient search window past its last value.
-                        let max = self.opts.max_record_size;
-                        if self.obj.cursor > max || src.len() > max + max / 8 + 2 * LOOKAHEAD {
+                State::Object => {
+                    // The parser is shown at most `limit` bytes of an object: the object
+                    // itself (at most max_record_size) plus the lenient search window
+                    // past its last value. Needing more means the object is too large;
+                    // and since the parser never sees beyond, what it decides does not
+                    // depend on how much had arrived when it looked (a mapped file and
+                    // a stream read in any sizes give the same items).
+                    let max = self.opts.max_record_size;
+                    let limit = max.saturating_add(max / 8).saturating_add(2 * LOOKAHEAD);
+                    let view = src.len().min(limit);
+                    let progress = self.parse_object(&src[..view], eof && src.len() <= limit);
+                    let declared = match progress {
+                        Progress::NeedMore if view >= limit => Some(view),
+                        // Known only to be over: where exactly the parser stood
+                        // depends on how much whitespace had arrived.
+                        Progress::Oversized => Some(max.saturating_add(1)),
+                        _ => None,
+                    };
+                    if let Some(declared) = declared {
+                        let name = self.current_name(src);
+                        let err = DecodeError::new(
+                            ErrorKind::RecordTooLarge {
+                                name,
+                                declared: declared as u64,
+                                max,
+                            },
+                            self.position_in(src, 0),
+                        );
+                        self.records += 1;
+                        let from = self.obj.cursor.max(1);
+                        self.state = State::Resync {
+                            err: None,
+                            scan_from: from,
+                            lost: 0,
+                        };
+                        return Some(Err(err));
+                    }
+                    match progress {
+                        Progress::NeedMore | Progress::Oversized => {
+                            // A value whose size is known (and within max_record_size)
+                            // gets its whole buffer now: a 100 MB value then costs one
+                            // allocation instead of a doubling series with its copies.
+                            src.make_room(self.want);
+                            return None;
+                        }
+                        Progress::Complete(end) if end > self.opts.max_record_size => {
                             let name = self.current_name(src);
-                            let err = DecodeError::new(
+                            let mut err = DecodeError::new(
                                 ErrorKind::RecordTooLarge {
                                     name,
-                                    declared: src.len() as u64,
+                                    declared: end as u64,
                                     max: self.opts.max_record_size,
                                 },
                                 self.position_in(src, 0),
                             );
+                            err.set_raw(src.take(end));
+                            self.base += end as u64;
                             self.records += 1;
-                            let from = self.obj.cursor.max(1);
+                            self.state = State::Between;
+                            return Some(Err(err));
+                        }
+                        Progress::Complete(end) => {
+                            let record = self.take_record(src, end);
+                            self.state = State::Between;
+                            return Some(Ok(record));
+                        }
+                        Progress::Envelope(end) => {
+                            self.advance(src, end);
+                            self.state = State::Between;
+                        }
+                        Progress::Error(err, from) => {
+                            self.records += 1;
                             self.state = State::Resync {
-                                err: None,
-                                scan_from: from,
+                                err: Some(err),
+                                scan_from: from.max(1),
                                 lost: 0,
+                            };
+                        }
+                        Progress::TooLarge(err, skip_to) => {
+                            self.records += 1;
+                            let have = src.len() as u64;
+                            let take = have.min(skip_to) as usize;
+                            self.advance(src, take);
+                            self.state = State::Skip {
+                                remaining: skip_to - take as u64,
                             };
                             return Some(Err(err));
                         }
-                        // A value whose size is known (and within max_record_size)
-                        // gets its whole buffer now: a 100 MB value then costs one
-                        // allocation instead of a doubling series with its copies.
-                        src.make_room(self.want);
-                        return None;
                     }
-                    Progress::Complete(end) if end > self.opts.max_record_size => {
-                        let name = self.current_name(src);
-                        let mut err = DecodeError::new(
-                            ErrorKind::RecordTooLarge {
-                                name,
-                                declared: end as u64,
-                                max: self.opts.max_record_size,
-                            },
-                            self.position_in(src, 0),
-                        );
-                        err.set_raw(src.take(end));
-                        self.base += end as u64;
-                        self.records += 1;
-                        self.state = State::Between;
-                        return Some(Err(err));
-                    }
-                    Progress::Complete(end) => {
-                        let record = self.take_record(src, end);
-                        self.state = State::Between;
-                        return Some(Ok(record));
-                    }
-                    Progress::Envelope(end) => {
-                        self.advance(src, end);
-                        self.state = State::Between;
-                    }
-                    Progress::Error(err, from) => {
-                        self.records += 1;
-                        self.state = State::Resync {
-                            err: Some(err),
-                            scan_from: from.max(1),
-                            lost: 0,
-                        };
-                    }
-                    Progress::TooLarge(err, skip_to) => {
-                        self.records += 1;
-                        let have = src.len() as u64;
-                        let take = have.min(skip_to) as usize;
-                        self.advance(src, take);
-                        self.state = State::Skip {
-                            remaining: skip_to - take as u64,
-                        };
-                        return Some(Err(err));
-                    }
-                },
+                }
                 State::Skip { remaining } => {
                     let n = (*remaining).min(src.len() as u64);
                     *remaining -= n;
@@ -389,16 +409,22 @@ impl SoifDecoder {
                     lost,
                 } => {
                     let mut found = None;
+                    // Everything before `undecided` is known not to start an object; an
+                    // `@` there needs more bytes to tell.
+                    let mut undecided = src.len();
                     let mut from = *scan_from;
                     while let Some(i) = memchr::memchr(b'@', &src[from.min(src.len())..]) {
                         let p = from + i;
-                        match is_object_start(src, p, eof, *lost > 0) {
+                        match is_object_start(src, p, eof) {
                             Some(true) => {
                                 found = Some(p);
                                 break;
                             }
                             Some(false) => from = p + 1,
-                            None => break,
+                            None => {
+                                undecided = p;
+                                break;
+                            }
                         }
                     }
                     let end = match found {
@@ -406,15 +432,19 @@ impl SoifDecoder {
                         None if eof => src.len(),
                         None => {
                             // Keep at most one record's worth of skipped bytes for the
-                            // quarantine; beyond that they are counted, not kept.
-                            if src.len() > self.opts.max_record_size {
-                                let n = src.len();
+                            // quarantine; beyond that they are counted, not kept. What is
+                            // dropped is only what is decided: a possible object start
+                            // at the end stays, with the byte before it, which tells
+                            // whether the `@` follows whitespace. (The undecided rest is
+                            // short: a template name and a bounded gap before `{`.)
+                            let n = undecided.saturating_sub(1);
+                            if undecided > self.opts.max_record_size {
                                 *lost += n as u64;
-                                *scan_from = 0;
                                 src.consume(n);
                                 self.base += n as u64;
+                                *scan_from = undecided - n;
                             } else {
-                                *scan_from = from.min(src.len());
+                                *scan_from = undecided;
                             }
                             return None;
                         }
@@ -428,7 +458,11 @@ impl SoifDecoder {
                         if let ErrorKind::Garbage { len } = e.kind_mut() {
                             *len = lost + end as u64;
                         }
-                        if lost == 0 && !raw.is_empty() {
+                        // The same rule however the input arrived: a region longer than
+                        // one record is counted, not kept (`lost` is only the part that
+                        // was already dropped while waiting for its end).
+                        let whole = lost + end as u64;
+                        if whole <= self.opts.max_record_size as u64 && !raw.is_empty() {
                             e.set_raw(raw);
                         }
                         return Some(Err(e));
@@ -529,6 +563,13 @@ impl SoifDecoder {
             }
             let c = skip_ws(buf, self.obj.cursor);
             self.obj.cursor = c;
+            // Before every attribute name or `}`: a long URL, a value of unknown size or
+            // whitespace can take the object past the limit without any declared size
+            // saying so. (Checked here, at a point every way of reading reaches, so the
+            // outcome does not depend on where reads ended.)
+            if c > max {
+                return Progress::Oversized;
+            }
             if c >= len {
                 return self.need_more(src, eof);
             }
@@ -572,7 +613,7 @@ impl SoifDecoder {
                     self.obj.cursor = n;
                     continue;
                 }
-                match is_object_start(buf, c, eof, false) {
+                match is_object_start(buf, c, eof) {
                     // `@FILE {` where an attribute or `}` was expected: this object was
                     // never closed. It is rejected and the next one decodes normally.
                     Some(true) => {
@@ -1021,14 +1062,13 @@ fn search_boundary(
     }
 }
 
-/// Whether an object starts at `p` (`@` after whitespace or at the start, a template
-/// name, `{`). `None`: more bytes are needed to tell.
-fn is_object_start(buf: &[u8], p: usize, eof: bool, after_discard: bool) -> Option<bool> {
-    if p > 0 && !is_ws(buf[p - 1]) {
-        return Some(false);
-    }
-    if p == 0 && !after_discard {
-        // The region's own first byte (a garbage byte or the broken object's `@`).
+/// Whether an object starts at `p` (`@` after whitespace, a template name, whitespace of
+/// at most [`MAX_HEADER_GAP`] bytes, `{`). `None`: more bytes are needed to tell. The
+/// answer depends only on the bytes, never on where a read ended, so resynchronising
+/// finds the same objects however the input arrives. `p == 0` is never a start: it is the
+/// first byte of the region being skipped (or a byte already looked at).
+fn is_object_start(buf: &[u8], p: usize, eof: bool) -> Option<bool> {
+    if p == 0 || !is_ws(buf[p - 1]) {
         return Some(false);
     }
     let len = buf.len();
@@ -1048,7 +1088,11 @@ fn is_object_start(buf: &[u8], p: usize, eof: bool, after_discard: bool) -> Opti
     if i == p + 1 || i - p > MAX_TEMPLATE || buf[i] == b'@' || buf[i] == b'}' {
         return Some(false);
     }
-    let j = skip_ws(buf, i);
+    let gap_end = len.min(i + MAX_HEADER_GAP + 1);
+    let j = i + buf[i..gap_end].iter().take_while(|&&b| is_ws(b)).count();
+    if j - i > MAX_HEADER_GAP {
+        return Some(false);
+    }
     if j >= len {
         return if eof { Some(false) } else { None };
     }

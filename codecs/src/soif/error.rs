@@ -30,7 +30,9 @@ pub enum ErrorKind {
     /// `{SIZE}` not followed by the `:<TAB>` delimiter.
     MissingDelimiter { name: String },
     /// The object (or one declared value) is larger than `max_record_size`; its bytes
-    /// were skipped without being buffered.
+    /// were skipped without being buffered. `declared` is the size a declared value
+    /// brings it to, or the bytes seen when the object ran past the limit without one
+    /// (at least `max + 1`).
     RecordTooLarge {
         name: String,
         declared: u64,
