@@ -168,6 +168,7 @@ pub fn map(path: &Path) -> Result<Option<Mapped>, Error> {
     }
     // Decoding reads front to back: ask the kernel to read ahead further (an advice:
     // ignoring a failure costs only speed).
+    #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     let map = Arc::new(map);
     Ok(Some(Mapped {
