@@ -214,3 +214,55 @@ fn bad_json_lines_are_rejected_with_their_line() {
     );
     assert_eq!(std::fs::read(&q).unwrap(), b"{oops\n");
 }
+
+/// A record refused inside a Harvest envelope goes to the quarantine inside the same
+/// envelope, so that the repaired file, fed back, deletes what the original deleted
+/// instead of storing it.
+#[test]
+fn a_record_refused_inside_an_envelope_is_quarantined_inside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.soif");
+    let db = dir.path().join("c.db");
+    // The sqlite sink refuses records without a URL (`-`): it keys rows on url.
+    let deleted = b"@FILE { -\n}\n";
+    let plain = b"@FILE { -\nTitle{1}:\tA\n}\n";
+    let input = [
+        b"@DELETE {\n".as_slice(),
+        deleted,
+        b"@FILE { http://gone/\n}\n}\n",
+        plain,
+    ]
+    .concat();
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "sqlite",
+            "-o",
+            db.to_str().unwrap(),
+            "--quarantine",
+            q.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(summary(&out).rejected, 2);
+    let quarantined = std::fs::read(&q).unwrap();
+    assert_eq!(
+        quarantined,
+        [b"@DELETE {\n".as_slice(), deleted, b"}\n", plain].concat()
+    );
+    // Read back, the first is a deletion again, the second a plain record.
+    let back = run(
+        &["convert", q.to_str().unwrap(), "--to", "jsonl", "-q"],
+        b"",
+    );
+    assert_eq!(code(&back), 0, "{}", stderr(&back));
+    let lines: Vec<serde_json::Value> = stdout(&back)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["action"], "delete");
+    assert!(lines[1].get("action").is_none(), "{}", lines[1]);
+}

@@ -694,17 +694,30 @@ fn rejection_of(record: &Record, reason: &str) -> Rejection {
     };
     // `Record::raw` ends at `}`: add the newline that followed it, so quarantined records
     // stay one per line (`}\n@FILE {`), as the decoder's rejected bytes do.
-    let raw = match &record.raw {
-        Some(raw) if raw.ends_with(b"\n") => Some(raw.clone()),
-        Some(raw) => {
-            let mut buf = Vec::with_capacity(raw.len() + 1);
-            buf.extend_from_slice(raw);
-            buf.push(b'\n');
-            Some(buf.into())
-        }
-        None => {
-            let mut buf = Vec::new();
-            soif_codecs::soif::encode_record(record, &mut buf);
+    let raw = match (&record.raw, record.action) {
+        (Some(raw), None) if raw.ends_with(b"\n") => Some(raw.clone()),
+        (raw, action) => {
+            let len = raw.as_ref().map_or(0, |r| r.len());
+            let mut buf = Vec::with_capacity(len + 24);
+            // A record from inside `@DELETE { … }` (or `@REFRESH`, `@UPDATE`) goes to the
+            // quarantine inside its own envelope: its bytes are exact, and feeding the
+            // repaired file back deletes (or refreshes) it as the original would have,
+            // instead of storing a deleted record.
+            if let Some(action) = action {
+                buf.extend_from_slice(format!("@{} {{\n", action.envelope()).as_bytes());
+            }
+            match raw {
+                Some(raw) => {
+                    buf.extend_from_slice(raw);
+                    if !raw.ends_with(b"\n") {
+                        buf.push(b'\n');
+                    }
+                }
+                None => soif_codecs::soif::encode_record(record, &mut buf),
+            }
+            if action.is_some() {
+                buf.extend_from_slice(b"}\n");
+            }
             Some(buf.into())
         }
     };
