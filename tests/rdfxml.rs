@@ -125,3 +125,32 @@ fn hostile_bytes_stay_well_formed_with_dcterms() {
         .iter()
         .any(|(_, p, o)| p == "{http://purl.org/dc/terms/}extent" && o == "123 bytes"));
 }
+
+/// What the sink had to change is reported with the record it was in, not only counted.
+#[test]
+fn changed_values_are_reported_with_their_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bad.soif");
+    std::fs::write(
+        &input,
+        b"@DOCUMENT { http://x/ok\nTitle{2}:\tok\n}\n@DOCUMENT { http://x/bad\nTitle{3}:\ta\xffb\n}\n",
+    )
+    .unwrap();
+    let out = soif(&["convert", input.to_str().unwrap(), "--to", "rdfxml"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("soif: warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].contains("rdfxml output changed 1 value(s)")
+            && warnings[0].contains(&format!(
+                "{}: byte 39, record 2 (http://x/bad)",
+                input.display()
+            )),
+        "{err}"
+    );
+    assert!(err.contains(", 1 warnings"), "{err}");
+}

@@ -266,6 +266,17 @@ impl Record {
         String::from_utf8_lossy(&self.template)
     }
 
+    /// Where the record came from, for messages: its position with its URL
+    /// (`a.soif: byte 65, record 2 (http://bad/)`), or the URL alone for a record made in
+    /// memory.
+    pub fn location(&self) -> String {
+        match &self.position {
+            Some(p) if p.url.is_some() => p.to_string(),
+            Some(p) => format!("{p} ({})", self.url_str()),
+            None => self.url_str().into_owned(),
+        }
+    }
+
     /// The URL as text (invalid UTF-8 replaced).
     pub fn url_str(&self) -> std::borrow::Cow<'_, str> {
         String::from_utf8_lossy(&self.url)

@@ -736,10 +736,26 @@ fn sink_stage(
     shared: &Shared,
 ) -> Result<(), Error> {
     let mut result = Ok(());
+    // The sink's warning count after the last record: when a write raises it, say which
+    // record it was (the count alone would not tell the user where to look).
+    let mut warned = sink.warnings();
     'batches: while let Some(batch) = rx.blocking_recv() {
         for (i, record) in batch.records.iter().enumerate() {
             match sink.write(record) {
-                Ok(()) => {}
+                Ok(()) => {
+                    let now = sink.warnings();
+                    if now > warned {
+                        shared.warn(&format!(
+                            "{} output changed {} value(s) or name(s) to fit the format \
+                             (invalid UTF-8, see --charset, or characters it cannot hold), \
+                             at {}",
+                            sink.name(),
+                            now - warned,
+                            record.location()
+                        ));
+                        warned = now;
+                    }
+                }
                 Err(SinkError::Rejected(reason)) => {
                     let reason = format!("{} output refused the record: {reason}", sink.name());
                     if let Err(e) = shared.sink_reject(batch.first_seq + i as u64, record, &reason)

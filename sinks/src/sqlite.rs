@@ -1379,15 +1379,6 @@ fn store_fatal(e: StoreError) -> Error {
     Error::Fatal(e.to_string())
 }
 
-/// Where a record came from, for messages.
-fn locate(record: &Record) -> String {
-    match &record.position {
-        Some(p) if p.url.is_some() => p.to_string(),
-        Some(p) => format!("{p} ({})", record.url_str()),
-        None => record.url_str().into_owned(),
-    }
-}
-
 impl Sink for SqliteSink {
     fn name(&self) -> &str {
         "sqlite"
@@ -1413,11 +1404,11 @@ impl Sink for SqliteSink {
         if let Err(e) = result {
             if e.is_record_error() {
                 self.counts.rejected += 1;
-                return Err(SinkError::Rejected(format!("{}: {e}", locate(record))));
+                return Err(SinkError::Rejected(format!("{}: {e}", record.location())));
             }
             return Err(SinkError::Fatal(Error::Fatal(format!(
                 "{}: {e}",
-                locate(record)
+                record.location()
             ))));
         }
         self.pending += 1;
