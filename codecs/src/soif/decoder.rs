@@ -307,35 +307,16 @@ impl SoifDecoder {
                     let max = self.opts.max_record_size;
                     let limit = max.saturating_add(max / 8).saturating_add(2 * LOOKAHEAD);
                     let view = src.len().min(limit);
-                    let progress = self.parse_object(&src[..view], eof && src.len() <= limit);
-                    let declared = match progress {
-                        Progress::NeedMore if view >= limit => Some(view),
-                        // Known only to be over: where exactly the parser stood
-                        // depends on how much whitespace had arrived.
-                        Progress::Oversized => Some(max.saturating_add(1)),
-                        _ => None,
-                    };
-                    if let Some(declared) = declared {
-                        let name = self.current_name(src);
-                        let err = DecodeError::new(
-                            ErrorKind::RecordTooLarge {
-                                name,
-                                declared: declared as u64,
-                                max,
-                            },
-                            self.position_in(src, 0),
-                        );
-                        self.records += 1;
-                        let from = self.obj.cursor.max(1);
-                        self.state = State::Resync {
-                            err: None,
-                            scan_from: from,
-                            lost: 0,
-                        };
-                        return Some(Err(err));
-                    }
-                    match progress {
-                        Progress::NeedMore | Progress::Oversized => {
+                    match self.parse_object(&src[..view], eof && src.len() <= limit) {
+                        Progress::NeedMore if view >= limit => {
+                            return Some(Err(self.oversized(src, view)));
+                        }
+                        // Known only to be over: where exactly the parser stood depends
+                        // on how much whitespace had arrived.
+                        Progress::Oversized => {
+                            return Some(Err(self.oversized(src, max.saturating_add(1))));
+                        }
+                        Progress::NeedMore => {
                             // A value whose size is known (and within max_record_size)
                             // gets its whole buffer now: a 100 MB value then costs one
                             // allocation instead of a doubling series with its copies.
@@ -470,6 +451,27 @@ impl SoifDecoder {
                 }
             }
         }
+    }
+
+    /// The object being parsed is over `max_record_size` and how far it goes is not
+    /// known: it is rejected (`declared` is what is known of its size) and its bytes are
+    /// skipped up to the next object start, counted but not kept.
+    fn oversized(&mut self, src: &[u8], declared: usize) -> DecodeError {
+        let err = DecodeError::new(
+            ErrorKind::RecordTooLarge {
+                name: self.current_name(src),
+                declared: declared as u64,
+                max: self.opts.max_record_size,
+            },
+            self.position_in(src, 0),
+        );
+        self.records += 1;
+        self.state = State::Resync {
+            err: None,
+            scan_from: self.obj.cursor.max(1),
+            lost: 0,
+        };
+        err
     }
 
     /// The position of `src[rel]` in the object being parsed, with its URL once read.
