@@ -1805,15 +1805,16 @@ mod tests {
         // While loading: a rollback journal, no syncs.
         assert_eq!(text(sink.store(), "PRAGMA journal_mode"), "truncate");
         assert_eq!(num(sink.store(), "PRAGMA synchronous"), 0);
+        assert!(
+            sink.writeback.is_some(),
+            "committed pages are written out meanwhile"
+        );
         for i in 0..5 {
             sink.write(&Record::new("FILE", format!("u{i}")).with("T", "x"))
                 .unwrap();
         }
         sink.finish().unwrap();
-        assert!(
-            sink.writeback.is_some(),
-            "committed pages are written out meanwhile"
-        );
+
         // Afterwards: durable, and in WAL mode like every other soif database.
         assert_eq!(text(sink.store(), "PRAGMA journal_mode"), "wal");
         assert_eq!(num(sink.store(), "PRAGMA synchronous"), 1);
