@@ -96,8 +96,9 @@
 //! work as above. But a power failure or OS crash *during* this first load can leave the
 //! new database damaged, since nothing is synced until the end: check `soif_runs`
 //! (`status` still `running`) or `PRAGMA integrity_check`, delete the file and load
-//! again. A concurrent reader waits for each commit instead of reading beside it. Loads
-//! into an existing database are always in WAL mode.
+//! again. A concurrent reader waits for each commit instead of reading beside it; a store
+//! opened meanwhile (the server) works in the loader's journal mode until the load
+//! switches the database to WAL. Loads into an existing database are always in WAL mode.
 //!
 //! # Example
 //!
@@ -594,17 +595,32 @@ impl SqliteStore {
         //
         // A bulk load into a new database uses a rollback journal and no syncs instead:
         // see "Loading a new database" in the module doc.
-        let journal = if opts.bulk {
-            "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = OFF;"
+        let (journal, sync) = if opts.bulk {
+            ("TRUNCATE", "OFF")
         } else {
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+            ("WAL", "NORMAL")
         };
         store
             .conn
-            .execute_batch(&format!(
-                "PRAGMA page_size = 16384; {journal} PRAGMA cache_size = -16384;"
-            ))
-            .map_err(|e| store.err("setting journal mode", e))?;
+            .execute_batch("PRAGMA page_size = 16384; PRAGMA cache_size = -16384;")
+            .map_err(|e| store.err("setting the page size", e))?;
+        match store
+            .conn
+            .execute_batch(&format!("PRAGMA journal_mode = {journal};"))
+        {
+            Ok(()) => {}
+            // Another process is bulk-loading this new database (its rollback journal
+            // holds the lock, and switching to WAL needs the database to itself): work
+            // in its journal mode; it switches the database to WAL when its load ends,
+            // and this connection follows by itself. (The server opening a catalog that
+            // a first `soif convert --to sqlite` is still filling.)
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && !opts.bulk => {}
+            Err(e) => return Err(store.err("setting journal mode", e)),
+        }
+        store
+            .conn
+            .execute_batch(&format!("PRAGMA synchronous = {sync};"))
+            .map_err(|e| store.err("setting synchronous", e))?;
         store
             .conn
             .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_META} COMMIT;"))
@@ -1827,6 +1843,29 @@ mod tests {
         assert_eq!(text(sink.store(), "PRAGMA journal_mode"), "wal");
         assert_eq!(num(sink.store(), "PRAGMA synchronous"), 1);
         assert!(sink.writeback.is_none());
+    }
+
+    #[test]
+    fn a_database_being_bulk_loaded_can_be_opened_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let mut sink = SqliteSink::open(&path, StoreOptions::default(), 1000, &[]).unwrap();
+        // The loader is mid-batch: its transaction holds the write lock.
+        sink.write(&Record::new("FILE", "u0").with("T", "x"))
+            .unwrap();
+        assert!(sink.store().in_transaction());
+        let opener = {
+            let path = path.clone();
+            std::thread::spawn(move || SqliteStore::open(&path).map(|s| s.path().to_string()))
+        };
+        // The other process (the server) waits for the batch, then opens the database in
+        // the loader's journal mode instead of failing to switch it to WAL.
+        std::thread::sleep(Duration::from_millis(300));
+        sink.finish().unwrap();
+        let opened = opener.join().unwrap();
+        assert!(opened.is_ok(), "{opened:?}");
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(count(&s, "SELECT count(*) FROM FILE"), 1);
     }
 
     #[test]
