@@ -330,8 +330,7 @@ impl Engine {
             while let Some(input) = source.next_input().await? {
                 match input.data {
                     InputData::Soif(mut reader) => {
-                        let mut opts = self.opts.decoder.clone();
-                        opts.input = Some(input.name.clone());
+                        let opts = self.opts.decoder.clone().named(input.name.clone());
                         let mut decoder = SoifDecoder::new(opts);
                         let io_err = |e| Error::io(input.name.to_string(), e);
                         // The read loop FramedRead would run, but reading into at least
@@ -366,8 +365,7 @@ impl Engine {
                         }
                     }
                     InputData::Held { data, mut consumed } => {
-                        let mut opts = self.opts.decoder.clone();
-                        opts.input = Some(input.name.clone());
+                        let opts = self.opts.decoder.clone().named(input.name.clone());
                         let mut items = SoifDecoder::new(opts).decode_bytes(data);
                         while let Some(item) = items.next() {
                             consumed(items.offset());
