@@ -266,3 +266,77 @@ fn a_record_refused_inside_an_envelope_is_quarantined_inside_it() {
     assert_eq!(lines[0]["action"], "delete");
     assert!(lines[1].get("action").is_none(), "{}", lines[1]);
 }
+
+/// A record the decoder rejects inside `@DELETE { … }` is quarantined inside the same
+/// envelope too. Here the rejected bytes also hold the envelope's `}`: the record after
+/// the envelope stays a plain record (it used to be read as deleted), and the quarantine
+/// is one balanced envelope that, once repaired, deletes again.
+#[test]
+fn a_bad_object_ending_an_envelope_is_quarantined_inside_it_and_closes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.soif");
+    let db = dir.path().join("c.db");
+    let broken = b"@FILE { http://x/2\nTitle{9}:\tab\n}\n}\n";
+    let input = [
+        b"@FILE { http://x/2\nTitle{2}:\tab\n}\n".as_slice(),
+        b"@DELETE {\n@FILE { http://x/1\n}\n",
+        broken,
+        b"@FILE { http://x/3\nTitle{3}:\tdef\n}\n",
+    ]
+    .concat();
+    let out = run(
+        &[
+            "convert",
+            "--to",
+            "sqlite",
+            "-o",
+            db.to_str().unwrap(),
+            "--quarantine",
+            q.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(summary(&out).rejected, 1);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let urls: Vec<String> = conn
+        .prepare("SELECT url FROM FILE ORDER BY url")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        ["http://x/2", "http://x/3"],
+        "x/3 stored, not deleted"
+    );
+    let quarantined = std::fs::read(&q).unwrap();
+    assert_eq!(quarantined, [b"@DELETE {\n".as_slice(), broken].concat());
+    // Repaired (the byte count) and fed back, it deletes http://x/2.
+    let repaired = String::from_utf8(quarantined)
+        .unwrap()
+        .replace("Title{9}", "Title{2}");
+    std::fs::write(&q, repaired).unwrap();
+    let back = run(
+        &[
+            "convert",
+            q.to_str().unwrap(),
+            "--to",
+            "sqlite",
+            "-o",
+            db.to_str().unwrap(),
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&back), 0, "{}", stderr(&back));
+    let left: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM FILE WHERE url = 'http://x/2'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+}

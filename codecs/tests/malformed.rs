@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 use soif_codecs::soif::{decode_all, DecodeError, DecoderOptions, ErrorKind, SoifDecoder};
-use soif_codecs::Record;
+use soif_codecs::{Action, Record};
+use tokio_util::codec::Decoder;
 
 const BEFORE: &[u8] = b"@FILE { http://before/\nTitle{6}:\tBefore\n}\n";
 const AFTER: &[u8] = b"@FILE { http://after/\nTitle{5}:\tAfter\n}\n";
@@ -253,4 +254,90 @@ fn envelopes_set_actions_and_empty_sections_are_fine() {
         .map(|r| r.action.map(|a| a.as_str()))
         .collect();
     assert_eq!(actions, [Some("delete"), Some("update"), None]);
+}
+
+/// A bad object inside an envelope is skipped up to the next object start, and the
+/// skipped bytes can hold the envelope's own `}`. Harvest manual (seed 004): "Deleted
+/// objects are listed inside a `@DELETE { }` envelope", so what follows the envelope must
+/// not be read as deleted.
+#[test]
+fn a_bad_object_ending_an_envelope_closes_it() {
+    let input = b"@DELETE {\n@FILE { http://x/1\n}\n@FILE { http://x/2\nTitle{9}:\tab\n}\n}\n@FILE { http://x/3\nTitle{3}:\tdef\n}\n";
+    let items = decode_all(input, DecoderOptions::default());
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[0].as_ref().unwrap().action, Some(Action::Delete));
+    let err = items[1].as_ref().unwrap_err();
+    assert_eq!(err.envelope(), Some(Action::Delete));
+    assert!(err.closes_envelope());
+    assert_eq!(
+        err.raw().unwrap().as_ref(),
+        b"@FILE { http://x/2\nTitle{9}:\tab\n}\n}\n"
+    );
+    let after = items[2].as_ref().unwrap();
+    assert_eq!(after.url_str(), "http://x/3");
+    assert_eq!(
+        after.action, None,
+        "the record after the envelope is not deleted"
+    );
+}
+
+#[test]
+fn a_bad_object_inside_an_envelope_leaves_it_open() {
+    let input = b"@DELETE {\n@FILE { http://x/1\nTitle{9}:\tab\n}\n@FILE { http://x/2\n}\n}\n@FILE { http://x/3\n}\n";
+    let items = decode_all(input, DecoderOptions::default());
+    assert_eq!(items.len(), 3);
+    let err = items[0].as_ref().unwrap_err();
+    assert_eq!(err.envelope(), Some(Action::Delete));
+    assert!(!err.closes_envelope());
+    assert_eq!(items[1].as_ref().unwrap().action, Some(Action::Delete));
+    assert_eq!(items[2].as_ref().unwrap().action, None);
+}
+
+#[test]
+fn stray_bytes_and_the_envelopes_brace() {
+    // Stray bytes own no `}`: one after them closes the envelope.
+    let input = b"@UPDATE {\n@FILE { http://x/1\n}\njunk\n}\n@FILE { http://x/2\n}\n";
+    let items = decode_all(input, DecoderOptions::default());
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[0].as_ref().unwrap().action, Some(Action::Update));
+    let err = items[1].as_ref().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Garbage { .. }));
+    assert_eq!(err.envelope(), Some(Action::Update));
+    assert!(err.closes_envelope());
+    assert_eq!(items[2].as_ref().unwrap().action, None);
+    // Outside an envelope, nothing is said of one.
+    let items = decode_all(
+        b"junk\n}\n@FILE { http://x/2\n}\n",
+        DecoderOptions::default(),
+    );
+    let err = items[0].as_ref().unwrap_err();
+    assert_eq!(err.envelope(), None);
+    assert!(!err.closes_envelope());
+}
+
+/// The same decision when the skipped stretch is longer than a record and its bytes are
+/// dropped while the decoder waits for its end, read in any sizes.
+#[test]
+fn the_envelope_decision_holds_when_the_skipped_bytes_are_not_kept() {
+    let mut input = b"@DELETE {\n@FILE { http://x/1\nTitle{9}:\tab\n".to_vec();
+    input.extend(std::iter::repeat_n(b'y', 500));
+    input.extend_from_slice(b"\n}\n \n}\n@FILE { http://x/2\n}\n");
+    let opts = DecoderOptions::with_max_record_size(100);
+    let whole = decode_all(&input, opts.clone());
+    assert_eq!(whole.last().unwrap().as_ref().unwrap().action, None);
+    for chunk in [1, 2, 3, 7, 64] {
+        let mut decoder = SoifDecoder::new(opts.clone());
+        let mut buf = bytes::BytesMut::new();
+        let mut items = Vec::new();
+        for piece in input.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            while let Some(item) = decoder.decode(&mut buf).unwrap() {
+                items.push(item);
+            }
+        }
+        while let Some(item) = decoder.decode_eof(&mut buf).unwrap() {
+            items.push(item);
+        }
+        assert_eq!(items, whole, "reads of {chunk}");
+    }
 }

@@ -165,6 +165,30 @@ proptest! {
         prop_assert_eq!(held, streamed);
     }
 
+    /// The same with envelopes among the noise: whether skipped bytes closed an envelope
+    /// (and so which records after them are deletions) does not depend on the reads.
+    #[test]
+    fn envelope_noise_decodes_alike_however_it_arrives(
+        tokens in proptest::collection::vec(
+            prop_oneof![
+                Just(&b"@DELETE {\n"[..]), Just(&b"@UPDATE { "[..]), Just(&b"@FILE { u\n"[..]),
+                Just(&b"T{2}:\tab\n"[..]), Just(&b"T{9}:\tab\n"[..]), Just(&b"}\n"[..]),
+                Just(&b"} "[..]), Just(&b"junk"[..]), Just(&b"\n"[..]), Just(&b"@"[..]),
+            ],
+            0..80,
+        ),
+        cuts in proptest::collection::vec(any::<usize>(), 0..40),
+        lenient in any::<bool>(),
+        max in 8usize..120,
+    ) {
+        let noise = tokens.concat();
+        let mut opts = DecoderOptions::with_max_record_size(max);
+        opts.lenient = lenient;
+        let streamed = decode_chunked(&noise, opts.clone(), &cuts);
+        let held: Vec<_> = SoifDecoder::new(opts).decode_bytes(Bytes::from(noise)).collect();
+        prop_assert_eq!(held, streamed);
+    }
+
     #[test]
     fn held_whole_gives_the_same_items(
         records in proptest::collection::vec(record(), 1..5),

@@ -38,10 +38,29 @@ impl fmt::Display for Rejection {
 
 impl From<soif_codecs::soif::DecodeError> for Rejection {
     fn from(e: soif_codecs::soif::DecodeError) -> Rejection {
+        // Bytes rejected inside `@DELETE { … }` (or `@REFRESH`, `@UPDATE`) go to the
+        // quarantine inside the same envelope, as records refused later do (the engine's
+        // `rejection_of`): fed back once repaired, they still delete (or refresh). When
+        // the rejected bytes hold the envelope's own `}`, only the opening is added.
+        let raw = match (e.raw(), e.envelope()) {
+            (Some(raw), Some(action)) => {
+                let mut buf = Vec::with_capacity(raw.len() + 24);
+                buf.extend_from_slice(format!("@{} {{\n", action.envelope()).as_bytes());
+                buf.extend_from_slice(raw);
+                if !e.closes_envelope() {
+                    if !raw.ends_with(b"\n") {
+                        buf.push(b'\n');
+                    }
+                    buf.extend_from_slice(b"}\n");
+                }
+                Some(Bytes::from(buf))
+            }
+            (raw, _) => raw.cloned(),
+        };
         Rejection {
             message: e.to_string(),
             position: e.position().clone(),
-            raw: e.raw().cloned(),
+            raw,
         }
     }
 }

@@ -21,6 +21,19 @@
 //! CIP hints `Weightlist-[IMAGE:Subject]`), and whitespace between a value and the next
 //! name or `}` is ignored (§3.3).
 //!
+//! # Errors inside envelopes
+//!
+//! A bad object inside `@DELETE { … }` is skipped up to the next object start, and that
+//! stretch may hold the envelope's own `}`. The decoder must tell, or every record after
+//! the envelope would be read as deleted. The rule looks only at the end of the skipped
+//! bytes: the `}`s in their trailing run of `}` and whitespace, beyond the one the bad
+//! object owns (none for a stray run of bytes), close the envelope. So `}` `}` then the
+//! next object closes it; a single `}` does not. A bad object whose own `}` is missing,
+//! directly followed by the envelope's `}`, is the case it reads wrongly (the envelope
+//! stays open until the next envelope or the end of the input). The error says which
+//! envelope its bytes were in ([`DecodeError::envelope`]) and whether they closed it, so
+//! a quarantine can wrap them back into it.
+//!
 //! # Memory and cost
 //!
 //! The decoder never copies a value: once an object's closing `}` is in the buffer it
@@ -137,10 +150,16 @@ enum State {
     /// skipped bytes as its `raw`, once the start is found (it is `None` when the error
     /// was already emitted). `lost` counts bytes discarded because the region outgrew
     /// `max_record_size`.
+    ///
+    /// `owned` is how many `}` of the skipped bytes' trailing run belong to what is being
+    /// skipped (1 for an object, 0 for stray bytes); `braces` is that run's count of `}`
+    /// in the bytes already discarded (see "Errors inside envelopes").
     Resync {
         err: Option<DecodeError>,
         scan_from: usize,
         lost: u64,
+        owned: u32,
+        braces: u32,
     },
 }
 
@@ -293,6 +312,8 @@ impl SoifDecoder {
                                 err: Some(err),
                                 scan_from: 0,
                                 lost: 0,
+                                owned: 0,
+                                braces: 0,
                             };
                         }
                     }
@@ -334,6 +355,7 @@ impl SoifDecoder {
                                 self.position_in(src, 0),
                             );
                             err.set_raw(src.take(end));
+                            err.set_envelope(self.envelope, false);
                             self.base += end as u64;
                             self.records += 1;
                             self.state = State::Between;
@@ -354,9 +376,12 @@ impl SoifDecoder {
                                 err: Some(err),
                                 scan_from: from.max(1),
                                 lost: 0,
+                                owned: 1,
+                                braces: 0,
                             };
                         }
-                        Progress::TooLarge(err, skip_to) => {
+                        Progress::TooLarge(mut err, skip_to) => {
+                            err.set_envelope(self.envelope, false);
                             self.records += 1;
                             let have = src.len() as u64;
                             let take = have.min(skip_to) as usize;
@@ -382,12 +407,16 @@ impl SoifDecoder {
                         err: None,
                         scan_from: 0,
                         lost: 0,
+                        owned: 1,
+                        braces: 0,
                     };
                 }
                 State::Resync {
                     err,
                     scan_from,
                     lost,
+                    owned,
+                    braces,
                 } => {
                     let mut found = None;
                     // Everything before `undecided` is known not to start an object; an
@@ -420,6 +449,7 @@ impl SoifDecoder {
                             // short: a template name and a bounded gap before `{`.)
                             let n = undecided.saturating_sub(1);
                             if undecided > self.opts.max_record_size {
+                                *braces = trailing_braces(*braces, &src[..n]);
                                 *lost += n as u64;
                                 src.consume(n);
                                 self.base += n as u64;
@@ -432,10 +462,19 @@ impl SoifDecoder {
                     };
                     let lost = *lost;
                     let err = err.take();
+                    // Did the skipped bytes hold the envelope's `}`? (See "Errors inside
+                    // envelopes".) Decided on the bytes alone, however they arrived.
+                    let envelope = self.envelope;
+                    let closes =
+                        envelope.is_some() && trailing_braces(*braces, &src[..end]) > *owned;
+                    if closes {
+                        self.envelope = None;
+                    }
                     let raw = src.take(end);
                     self.base += end as u64;
                     self.state = State::Between;
                     if let Some(mut e) = err {
+                        e.set_envelope(envelope, closes);
                         if let ErrorKind::Garbage { len } = e.kind_mut() {
                             *len = lost + end as u64;
                         }
@@ -457,7 +496,7 @@ impl SoifDecoder {
     /// known: it is rejected (`declared` is what is known of its size) and its bytes are
     /// skipped up to the next object start, counted but not kept.
     fn oversized(&mut self, src: &[u8], declared: usize) -> DecodeError {
-        let err = DecodeError::new(
+        let mut err = DecodeError::new(
             ErrorKind::RecordTooLarge {
                 name: self.current_name(src),
                 declared: declared as u64,
@@ -465,11 +504,14 @@ impl SoifDecoder {
             },
             self.position_in(src, 0),
         );
+        err.set_envelope(self.envelope, false);
         self.records += 1;
         self.state = State::Resync {
             err: None,
             scan_from: self.obj.cursor.max(1),
             lost: 0,
+            owned: 1,
+            braces: 0,
         };
         err
     }
@@ -1125,6 +1167,21 @@ fn parse_size(text: &[u8]) -> SizeText {
 }
 
 #[inline]
+/// The number of `}` in the longest suffix of `bytes` made only of `}` and whitespace,
+/// plus `before` (the same count for the bytes that came before) when that suffix is all
+/// of `bytes`. Folding it over consecutive pieces gives the count for the whole.
+fn trailing_braces(before: u32, bytes: &[u8]) -> u32 {
+    let mut n = 0u32;
+    for &b in bytes.iter().rev() {
+        if b == b'}' {
+            n = n.saturating_add(1);
+        } else if !is_ws(b) {
+            return n;
+        }
+    }
+    before.saturating_add(n)
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
 }

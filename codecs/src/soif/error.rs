@@ -7,7 +7,7 @@
 //! them within `max_record_size`, the offending bytes exactly as read ([`DecodeError::raw`])
 //! so that `--on-error quarantine` loses nothing.
 
-use crate::record::Position;
+use crate::record::{Action, Position};
 use bytes::Bytes;
 use std::fmt;
 
@@ -100,6 +100,8 @@ pub struct DecodeError {
     kind: ErrorKind,
     pos: Position,
     raw: Option<Bytes>,
+    envelope: Option<Action>,
+    closes_envelope: bool,
 }
 
 impl DecodeError {
@@ -108,7 +110,28 @@ impl DecodeError {
             kind,
             pos,
             raw: None,
+            envelope: None,
+            closes_envelope: false,
         }
+    }
+
+    pub(crate) fn set_envelope(&mut self, envelope: Option<Action>, closes: bool) {
+        self.envelope = envelope;
+        self.closes_envelope = closes && envelope.is_some();
+    }
+
+    /// The Harvest envelope (`@DELETE { … }`, `@REFRESH`, `@UPDATE`) the rejected bytes
+    /// were in, if any: a quarantine writes them back inside it, so that a repaired file
+    /// still deletes (or refreshes) what the original would have.
+    pub fn envelope(&self) -> Option<Action> {
+        self.envelope
+    }
+
+    /// Whether [`raw`](Self::raw) ends with that envelope's closing `}` (the decoder
+    /// judged the envelope to end within the rejected bytes; see the decoder's "Errors
+    /// inside envelopes").
+    pub fn closes_envelope(&self) -> bool {
+        self.closes_envelope
     }
 
     pub(crate) fn kind_mut(&mut self) -> &mut ErrorKind {
