@@ -14,8 +14,9 @@
 # plus one record whose value is SIZE bytes (soif --to null), for memory;
 # and loading SQLite (records/s and MB/s of SOIF, into a new database each run), for the
 # Harvest-like records and for summary objects only (soif-gen --summaries-only):
-#   soif convert --to sqlite   SOIF -> a table per template (1000 rows per commit; a new
-#                              database is bulk-loaded, see docs/sqlite-layout.md)
+#   soif convert --to sqlite   SOIF -> a table per template (10,000 rows or 64 MiB per
+#                              commit; a new database is bulk-loaded, see
+#                              docs/sqlite-layout.md)
 #   sqlite3 .import --csv      sqlite3's own CSV import of the same records (as CSV)
 #   sqlite3 copying the rows   the ceiling: sqlite3 copying the rows soif loaded into a new
 #                              database, same layout and page size, no journal, no syncs

@@ -91,8 +91,9 @@ pub struct SinkOptions {
     pub charset: Charset,
     /// RDF/XML: add qualified DCMI terms (`--dcterms`).
     pub dcterms: bool,
-    /// SQLite rows per transaction, RDM records per POST (`--batch-size`).
-    pub batch_size: usize,
+    /// SQLite rows per transaction, RDM records per POST (`--batch-size`); `None` for
+    /// each sink's default ([`sqlite::DEFAULT_BATCH_ROWS`], [`rdm::DEFAULT_BATCH_RECORDS`]).
+    pub batch_size: Option<usize>,
     /// An RDM `@SCHEMA` file: CSV columns, SQLite column types and names.
     pub schema: Option<PathBuf>,
     /// Bearer token for the `rdm` sink (`--token` or `SOIF_TOKEN`).
@@ -110,7 +111,7 @@ impl SinkOptions {
             list_separator: "|".to_string(),
             charset: Charset::Utf8,
             dcterms: false,
-            batch_size: 1000,
+            batch_size: None,
             schema: None,
             token: None,
             inputs: Vec::new(),
@@ -174,7 +175,7 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
             Ok(Box::new(sqlite::SqliteSink::open(
                 path,
                 store,
-                opts.batch_size,
+                opts.batch_size.unwrap_or(sqlite::DEFAULT_BATCH_ROWS),
                 &opts.inputs,
             )?))
         }
@@ -192,7 +193,7 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
             Ok(Box::new(rdm::RdmSink::new(
                 output,
                 opts.token.clone(),
-                opts.batch_size,
+                opts.batch_size.unwrap_or(rdm::DEFAULT_BATCH_RECORDS),
             )?))
         }
     }

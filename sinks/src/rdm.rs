@@ -33,6 +33,9 @@ use soif_pipeline::error::error_chain;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
+/// Records per POST unless `--batch-size` says otherwise.
+pub const DEFAULT_BATCH_RECORDS: usize = 1000;
+
 /// The most SOIF bytes one POST carries (a batch is sent earlier when it reaches this).
 pub const MAX_BATCH_BYTES: usize = 8 << 20;
 

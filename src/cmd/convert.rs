@@ -66,9 +66,10 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub dcterms: bool,
 
-    /// SQLite rows per transaction; RDM records per POST.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    pub batch_size: usize,
+    /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
+    /// RDM records per POST (default 1000).
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<usize>,
 
     /// An RDM @SCHEMA file: CSV columns, SQLite column types, the `validate` transform.
     #[arg(long, value_name = "SCHEMA")]
@@ -96,7 +97,7 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     sink.list_separator = args.list_separator.clone();
     sink.charset = parse_charset(&args.charset)?;
     sink.dcterms = args.dcterms;
-    sink.batch_size = args.batch_size.max(1);
+    sink.batch_size = args.batch_size.map(|b| b.max(1));
     sink.schema = args.schema.clone();
     sink.token = args.token.clone();
     sink.inputs = args.input.inputs.clone();

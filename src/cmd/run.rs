@@ -112,7 +112,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         }
         o.dcterms = s.dcterms;
         if let Some(b) = s.batch_size {
-            o.batch_size = b.max(1);
+            o.batch_size = Some(b.max(1));
         }
         o.schema = s.schema.clone().or_else(|| config.schema.clone());
         o.token = s.token.clone().or_else(|| std::env::var("SOIF_TOKEN").ok());
