@@ -530,3 +530,32 @@ fn upserts_and_deletions_keep_their_order_across_batches() {
     assert_eq!(text.lines().count(), 1, "only b is still deleted: {text}");
     assert!(text.contains("http://b/"), "{text}");
 }
+
+/// The status document counts each template's RDs and tells of the latest load.
+#[test]
+fn status_counts_rds_and_tells_of_the_last_load() {
+    let server = Serve::start("counted", TOKEN, &[]);
+    let csid = server.csid();
+    // Loaded behind the server's back, as a nightly job would.
+    soif_ok(&[
+        "convert",
+        &fixture("rfc2655/documents.soif"),
+        &fixture("harvest/ecrc-93-10.soif"),
+        "--to",
+        "sqlite",
+        "-o",
+        server.db.to_str().unwrap(),
+        "-q",
+    ]);
+    let out = soif_ok(&["rdm", &csid, "--type", "status-request"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("<CODE>@DOCUMENT</CODE> 3 RDs, <CODE>@FILE</CODE> 1 RD"),
+        "{text}"
+    );
+    assert!(text.contains("Last load: run 1, ok, started "), "{text}");
+    assert!(
+        text.contains("; 4 records: 4 stored, 0 deleted, 0 rejected"),
+        "{text}"
+    );
+}

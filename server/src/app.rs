@@ -925,14 +925,22 @@ async fn server_status(state: &AppState, host: &str) -> Result<ServerStatus, Req
     let mut catalogs = Vec::new();
     for (i, c) in state.catalogs.iter().enumerate() {
         let cat = c.clone();
-        let tables = blocking(move || cat.tables()).await?;
+        let overview = blocking(move || cat.overview()).await?;
         catalogs.push(CatalogStatus {
             csid: csid_for(host, c.name()).to_string(),
             default: i == 0,
-            templates: tables
+            templates: overview
+                .tables
                 .into_iter()
-                .map(|t| (String::from_utf8_lossy(&t.template).into_owned(), t.table))
+                .map(|(t, rows)| {
+                    (
+                        String::from_utf8_lossy(&t.template).into_owned(),
+                        t.table,
+                        rows,
+                    )
+                })
                 .collect(),
+            last_run: overview.last_run,
         });
     }
     Ok(ServerStatus {

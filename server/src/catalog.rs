@@ -265,6 +265,28 @@ fn indexed_summary(conn: &Connection) -> rusqlite::Result<Option<String>> {
     .optional()
 }
 
+/// A catalog's tables with their row counts, and its latest load ([`Catalog::overview`]).
+#[derive(Debug, Clone)]
+pub struct Overview {
+    pub tables: Vec<(TableInfo, u64)>,
+    pub last_run: Option<RunSummary>,
+}
+
+/// One `soif_runs` row: a load by `soif convert --to sqlite` (the server's own
+/// submissions are not runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    pub id: i64,
+    /// `running`, `ok` or `failed`; a killed loader leaves `running`.
+    pub status: String,
+    pub started: String,
+    pub finished: Option<String>,
+    pub records: i64,
+    pub upserted: i64,
+    pub deleted: i64,
+    pub rejected: i64,
+}
+
 /// A read connection borrowed from the pool, in a read transaction; returned on drop.
 struct Reader<'a> {
     catalog: &'a Catalog,
@@ -429,6 +451,50 @@ impl Catalog {
     /// The templates with a table, and their tables, in table-name order.
     pub fn tables(&self) -> Result<Vec<TableInfo>, RequestError> {
         Ok(self.reader()?.store().tables())
+    }
+
+    /// What the status document shows of this catalog, read in one transaction: each
+    /// table with its row count, and the latest load (`soif_runs`).
+    ///
+    /// The counts are `count(*)`, a scan of each table's smallest index: exact, at the
+    /// cost of reading that index (milliseconds for a million rows); status requests are
+    /// rare enough for that.
+    pub fn overview(&self) -> Result<Overview, RequestError> {
+        let reader = self.reader()?;
+        let store = reader.store();
+        let conn = store.connection();
+        let mut tables = Vec::new();
+        for t in store.tables() {
+            let sql = format!(
+                "SELECT count(*) FROM {}",
+                soif_sinks::sqlite::quote_ident(&t.table)
+            );
+            let rows: i64 = conn
+                .query_row(&sql, [], |r| r.get(0))
+                .map_err(sql_err(&self.path, "counting rows"))?;
+            tables.push((t, rows.max(0) as u64));
+        }
+        let last_run = conn
+            .query_row(
+                "SELECT id, status, started, finished, records, upserted, deleted, rejected
+                 FROM soif_runs ORDER BY id DESC LIMIT 1",
+                [],
+                |r| {
+                    Ok(RunSummary {
+                        id: r.get(0)?,
+                        status: r.get(1)?,
+                        started: r.get(2)?,
+                        finished: r.get(3)?,
+                        records: r.get(4)?,
+                        upserted: r.get(5)?,
+                        deleted: r.get(6)?,
+                        rejected: r.get(7)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql_err(&self.path, "reading soif_runs"))?;
+        Ok(Overview { tables, last_run })
     }
 
     /// Rebuilds the keyword index when a loader has written since it was last built.

@@ -26,6 +26,19 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A one-message document (a submission's result, an error).
 pub fn message_document(title: &str, text: &str) -> String {
     format!(
@@ -42,8 +55,10 @@ pub struct CatalogStatus {
     pub csid: String,
     /// Whether it is the default catalog (used when a request names none).
     pub default: bool,
-    /// The templates stored, with their table names.
-    pub templates: Vec<(String, String)>,
+    /// The templates stored: template, table name, rows.
+    pub templates: Vec<(String, String, u64)>,
+    /// The latest load into the catalog (`soif_runs`), if any.
+    pub last_run: Option<crate::catalog::RunSummary>,
 }
 
 /// What the status document reports.
@@ -95,20 +110,46 @@ pub fn status_document(s: &ServerStatus) -> String {
             out.push_str(" (default)");
         }
         if c.templates.is_empty() {
-            out.push_str(": empty\n");
-            continue;
+            out.push_str(": empty");
+        } else {
+            out.push_str(": ");
         }
-        out.push_str(": ");
-        for (i, (template, table)) in c.templates.iter().enumerate() {
+        for (i, (template, table, rows)) in c.templates.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            let _ = write!(out, "<CODE>@{}</CODE>", escape(template));
+            let _ = write!(
+                out,
+                "<CODE>@{}</CODE> {} RD{}",
+                escape(template),
+                thousands(*rows),
+                if *rows == 1 { "" } else { "s" }
+            );
             if template != table {
                 let _ = write!(out, " (table <CODE>{}</CODE>)", escape(table));
             }
         }
         out.push('\n');
+        if let Some(r) = &c.last_run {
+            let _ = write!(
+                out,
+                "<BR>Last load: run {}, {}, started {}",
+                r.id,
+                escape(&r.status),
+                escape(&r.started)
+            );
+            if let Some(f) = &r.finished {
+                let _ = write!(out, ", finished {}", escape(f));
+            }
+            let _ = writeln!(
+                out,
+                "; {} records: {} stored, {} deleted, {} rejected",
+                thousands(r.records.max(0) as u64),
+                thousands(r.upserted.max(0) as u64),
+                thousands(r.deleted.max(0) as u64),
+                thousands(r.rejected.max(0) as u64)
+            );
+        }
     }
     out.push_str("</UL>\n</BODY>\n</HTML>\n");
     out
@@ -117,6 +158,15 @@ pub fn status_document(s: &ServerStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(24_002), "24,002");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn documents_are_html_2_and_escaped() {
@@ -135,9 +185,19 @@ mod tests {
                 csid: "x-catalog://h:1/<a>".into(),
                 default: true,
                 templates: vec![
-                    ("FILE".into(), "FILE".into()),
-                    ("soif_x".into(), "t_soif_x".into()),
+                    ("FILE".into(), "FILE".into(), 1_234_567),
+                    ("soif_x".into(), "t_soif_x".into(), 1),
                 ],
+                last_run: Some(crate::catalog::RunSummary {
+                    id: 2,
+                    status: "ok".into(),
+                    started: "2026-11-22T08:00:00Z".into(),
+                    finished: Some("2026-11-22T08:00:05Z".into()),
+                    records: 1000,
+                    upserted: 990,
+                    deleted: 10,
+                    rejected: 0,
+                }),
             }],
             schema: false,
             taxonomy: None,
@@ -147,7 +207,12 @@ mod tests {
             d.contains("x-catalog://h:1/&lt;a&gt;</CODE> (default)"),
             "{d}"
         );
-        assert!(d.contains("(table <CODE>t_soif_x</CODE>)"));
+        assert!(d.contains("<CODE>@FILE</CODE> 1,234,567 RDs, "), "{d}");
+        assert!(d.contains("<CODE>@soif_x</CODE> 1 RD (table <CODE>t_soif_x</CODE>)"));
+        assert!(d.contains(
+            "Last load: run 2, ok, started 2026-11-22T08:00:00Z, finished \
+             2026-11-22T08:00:05Z; 1,000 records: 990 stored, 10 deleted, 0 rejected"
+        ));
         assert!(d.ends_with("</HTML>\n"));
     }
 }
