@@ -4,8 +4,9 @@
 //! `Catalog-Service-ID: x-catalog://host:port/name` in each message's `@RDMHEADER`;
 //! `-o http://host:port/` (or a full `…/rdm/incoming` URL) sends to the server's default
 //! catalog. Each POST is one RDM message (`Content-Type: application/x-rdm`): an
-//! `@RDMHEADER` with `RDM-Type: rd-response`, then up to `--batch-size` records (and at
-//! most [`MAX_BATCH_BYTES`] of SOIF) in canonical SOIF. Records inside a Harvest `@DELETE
+//! `@RDMHEADER` with `RDM-Type: rd-response` and `RDM-Response-Interpret: 1000 FILE
+//! objects` (or `N objects` when templates are mixed), then up to `--batch-size` records
+//! (and at most [`MAX_BATCH_BYTES`] of SOIF) in canonical SOIF. Records inside a Harvest `@DELETE
 //! { }` envelope (action `delete`) go in `rd-response-deleted` messages instead; the order
 //! of upserts and deletions is kept, since a batch is sent whenever the kind changes.
 //! The token (`--token` or `SOIF_TOKEN`) is sent as `Authorization: Bearer TOKEN`.
@@ -123,6 +124,10 @@ pub struct RdmSink {
     /// The pending batch's records, canonical SOIF.
     buf: Vec<u8>,
     pending: usize,
+    /// The pending batch's template, while all its records share one (for the header's
+    /// `RDM-Response-Interpret`).
+    batch_template: Option<Bytes>,
+    mixed_templates: bool,
     kind: RdmType,
     /// Records sent (acknowledged by the server).
     sent: u64,
@@ -169,6 +174,8 @@ impl RdmSink {
             rt,
             buf: Vec::new(),
             pending: 0,
+            batch_template: None,
+            mixed_templates: false,
             kind: RdmType::RdResponse,
             sent: 0,
             retried: 0,
@@ -200,10 +207,22 @@ impl RdmSink {
     fn message(&self) -> Vec<u8> {
         let mut head = RdmHeader::new(self.kind);
         head.catalog = self.target.catalog.clone();
+        head.response_interpret = Some(self.interpret());
         let mut body = Vec::with_capacity(self.buf.len() + 256);
         encode_record(&head.to_record(), &mut body);
         body.extend_from_slice(&self.buf);
         body
+    }
+
+    /// The batch's `RDM-Response-Interpret`: the note's "how to interpret the response
+    /// stream (e.g., 25 DOCUMENT objects)".
+    fn interpret(&self) -> String {
+        match &self.batch_template {
+            Some(t) if !self.mixed_templates => {
+                format!("{} {} objects", self.pending, String::from_utf8_lossy(t))
+            }
+            _ => format!("{} objects", self.pending),
+        }
     }
 
     /// Sends the pending batch, retrying as the module doc says.
@@ -248,6 +267,8 @@ impl RdmSink {
         }
         self.sent += self.pending as u64;
         self.pending = 0;
+        self.batch_template = None;
+        self.mixed_templates = false;
         self.buf.clear();
         Ok(())
     }
@@ -332,6 +353,11 @@ impl Sink for RdmSink {
             self.kind = kind;
         }
         encode_record(record, &mut self.buf);
+        match &self.batch_template {
+            None if self.pending == 0 => self.batch_template = Some(record.template.clone()),
+            Some(t) if *t != record.template => self.mixed_templates = true,
+            _ => {}
+        }
         self.pending += 1;
         if self.pending >= self.batch_size || self.buf.len() >= MAX_BATCH_BYTES {
             self.flush()?;
@@ -364,6 +390,30 @@ mod tests {
         }
         assert!(Target::parse("catalog.db").is_err());
         assert!(Target::parse("x-catalog://h:notaport/x").is_err());
+    }
+
+    #[test]
+    fn each_batch_says_how_to_interpret_it() {
+        let mut sink = RdmSink::new("http://127.0.0.1:9/", None, 10).unwrap();
+        for url in ["http://a/", "http://b/"] {
+            sink.write(&Record::new("DOCUMENT", url)).unwrap();
+        }
+        let head = |sink: &RdmSink| {
+            let msg = sink.message();
+            let text = String::from_utf8_lossy(&msg).into_owned();
+            text.lines()
+                .find(|l| l.starts_with("RDM-Response-Interpret"))
+                .map(str::to_string)
+        };
+        assert_eq!(
+            head(&sink).as_deref(),
+            Some("RDM-Response-Interpret{18}:\t2 DOCUMENT objects")
+        );
+        sink.write(&Record::new("FILE", "http://c/")).unwrap();
+        assert_eq!(
+            head(&sink).as_deref(),
+            Some("RDM-Response-Interpret{9}:\t3 objects")
+        );
     }
 
     #[test]
