@@ -693,17 +693,9 @@ fn rejection_of(record: &Record, reason: &str) -> Rejection {
     // `Record::raw` ends at `}`: add the newline that followed it, so quarantined records
     // stay one per line (`}\n@FILE {`), as the decoder's rejected bytes do.
     let raw = match (&record.raw, record.action) {
-        (Some(raw), None) if raw.ends_with(b"\n") => Some(raw.clone()),
+        (Some(raw), None) if raw.ends_with(b"\n") => raw.clone(),
         (raw, action) => {
-            let len = raw.as_ref().map_or(0, |r| r.len());
-            let mut buf = Vec::with_capacity(len + 24);
-            // A record from inside `@DELETE { … }` (or `@REFRESH`, `@UPDATE`) goes to the
-            // quarantine inside its own envelope: its bytes are exact, and feeding the
-            // repaired file back deletes (or refreshes) it as the original would have,
-            // instead of storing a deleted record.
-            if let Some(action) = action {
-                buf.extend_from_slice(format!("@{} {{\n", action.envelope()).as_bytes());
-            }
+            let mut buf = Vec::with_capacity(raw.as_ref().map_or(0, |r| r.len()) + 1);
             match raw {
                 Some(raw) => {
                     buf.extend_from_slice(raw);
@@ -713,16 +705,20 @@ fn rejection_of(record: &Record, reason: &str) -> Rejection {
                 }
                 None => soif_codecs::soif::encode_record(record, &mut buf),
             }
-            if action.is_some() {
-                buf.extend_from_slice(b"}\n");
+            // A record from inside `@DELETE { … }` (or `@REFRESH`, `@UPDATE`) goes to the
+            // quarantine inside its own envelope: its bytes are exact, and feeding the
+            // repaired file back deletes (or refreshes) it as the original would have,
+            // instead of storing a deleted record.
+            match action {
+                Some(action) => crate::source::in_envelope(action, &buf, false),
+                None => buf.into(),
             }
-            Some(buf.into())
         }
     };
     Rejection {
         message,
         position,
-        raw,
+        raw: Some(raw),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::Error;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use soif_codecs::{Position, Record};
+use soif_codecs::{Action, Position, Record};
 use std::fmt;
 use std::sync::Arc;
 use tokio::io::AsyncRead;
@@ -43,18 +43,7 @@ impl From<soif_codecs::soif::DecodeError> for Rejection {
         // `rejection_of`): fed back once repaired, they still delete (or refresh). When
         // the rejected bytes hold the envelope's own `}`, only the opening is added.
         let raw = match (e.raw(), e.envelope()) {
-            (Some(raw), Some(action)) => {
-                let mut buf = Vec::with_capacity(raw.len() + 24);
-                buf.extend_from_slice(format!("@{} {{\n", action.envelope()).as_bytes());
-                buf.extend_from_slice(raw);
-                if !e.closes_envelope() {
-                    if !raw.ends_with(b"\n") {
-                        buf.push(b'\n');
-                    }
-                    buf.extend_from_slice(b"}\n");
-                }
-                Some(Bytes::from(buf))
-            }
+            (Some(raw), Some(action)) => Some(in_envelope(action, raw, e.closes_envelope())),
             (raw, _) => raw.cloned(),
         };
         Rejection {
@@ -63,6 +52,22 @@ impl From<soif_codecs::soif::DecodeError> for Rejection {
             raw,
         }
     }
+}
+
+/// Rejected bytes from inside a Harvest envelope, put back inside it for the quarantine:
+/// `@DELETE {` (or `@REFRESH`, `@UPDATE`), the bytes, and unless they already hold it
+/// (`closed`), the envelope's `}` on a line of its own.
+pub(crate) fn in_envelope(action: Action, bytes: &[u8], closed: bool) -> Bytes {
+    let mut buf = Vec::with_capacity(bytes.len() + 24);
+    buf.extend_from_slice(format!("@{} {{\n", action.envelope()).as_bytes());
+    buf.extend_from_slice(bytes);
+    if !closed {
+        if !bytes.ends_with(b"\n") {
+            buf.push(b'\n');
+        }
+        buf.extend_from_slice(b"}\n");
+    }
+    buf.into()
 }
 
 /// One item of a record stream: a record, a rejected record (the stream goes on), or an
