@@ -215,6 +215,26 @@ fn bad_json_lines_are_rejected_with_their_line() {
     assert_eq!(std::fs::read(&q).unwrap(), b"{oops\n");
 }
 
+/// `soif convert --to sqlite -o DB --quarantine Q` over `input` on stdin.
+fn to_sqlite_quarantined(
+    db: &std::path::Path,
+    q: &std::path::Path,
+    input: &[u8],
+) -> std::process::Output {
+    run(
+        &[
+            "convert",
+            "--to",
+            "sqlite",
+            "-o",
+            db.to_str().unwrap(),
+            "--quarantine",
+            q.to_str().unwrap(),
+        ],
+        input,
+    )
+}
+
 /// A record refused inside a Harvest envelope goes to the quarantine inside the same
 /// envelope, so that the repaired file, fed back, deletes what the original deleted
 /// instead of storing it.
@@ -233,18 +253,7 @@ fn a_record_refused_inside_an_envelope_is_quarantined_inside_it() {
         plain,
     ]
     .concat();
-    let out = run(
-        &[
-            "convert",
-            "--to",
-            "sqlite",
-            "-o",
-            db.to_str().unwrap(),
-            "--quarantine",
-            q.to_str().unwrap(),
-        ],
-        &input,
-    );
+    let out = to_sqlite_quarantined(&db, &q, &input);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(summary(&out).rejected, 2);
     let quarantined = std::fs::read(&q).unwrap();
@@ -284,18 +293,7 @@ fn a_bad_object_ending_an_envelope_is_quarantined_inside_it_and_closes_it() {
         b"@FILE { http://x/3\nTitle{3}:\tdef\n}\n",
     ]
     .concat();
-    let out = run(
-        &[
-            "convert",
-            "--to",
-            "sqlite",
-            "-o",
-            db.to_str().unwrap(),
-            "--quarantine",
-            q.to_str().unwrap(),
-        ],
-        &input,
-    );
+    let out = to_sqlite_quarantined(&db, &q, &input);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(summary(&out).rejected, 1);
     let conn = rusqlite::Connection::open(&db).unwrap();

@@ -1166,7 +1166,6 @@ fn parse_size(text: &[u8]) -> SizeText {
     SizeText::Number(n)
 }
 
-#[inline]
 /// The number of `}` in the longest suffix of `bytes` made only of `}` and whitespace,
 /// plus `before` (the same count for the bytes that came before) when that suffix is all
 /// of `bytes`. Folding it over consecutive pieces gives the count for the whole.
@@ -1182,6 +1181,7 @@ fn trailing_braces(before: u32, bytes: &[u8]) -> u32 {
     before.saturating_add(n)
 }
 
+#[inline]
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
 }
