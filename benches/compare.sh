@@ -9,6 +9,9 @@
 #   soif convert --to jsonl    SOIF -> JSON Lines
 #   soif convert --to null     parse and count only (a plain file is mapped and decoded
 #                              in place; --no-mmap and stdin read it as a stream)
+#   soif --to null, gzip'd     the same data as a .gz (gzip -6): decompression on the
+#                              source's thread, ahead of the decoder
+#   zcat                       the same .gz decompressed by gzip itself
 #   cat                        the floor: reading the file
 #   jq -c .                    re-printing the same data as JSON Lines
 # plus one record whose value is SIZE bytes (soif --to null), for memory;
@@ -20,8 +23,8 @@
 #   sqlite3 .import --csv      sqlite3's own CSV import of the same records (as CSV)
 #   sqlite3 copying the rows   the ceiling: sqlite3 copying the rows soif loaded into a new
 #                              database, same layout and page size, no journal, no syncs
-# MB/s is the SOIF input size (10^6 bytes) over the mean time; jq's figure is over the
-# JSON Lines input it reads.
+# MB/s is the SOIF input size (10^6 bytes) over the mean time (for the .gz rows too: the
+# SOIF they decompress to); jq's figure is over the JSON Lines input it reads.
 set -euo pipefail
 
 SIZE=${SIZE:-200MB}
@@ -52,7 +55,9 @@ need sqlite3 sqlite3
 DATA=$WORK/bench.soif
 JSONL=$WORK/bench.jsonl
 HUGE=$WORK/huge.soif
+GZ=$WORK/bench.soif.gz
 [ -s "$DATA" ] || "$GEN" --size "$SIZE" -o "$DATA"
+[ -s "$GZ" ] || gzip -6 -c "$DATA" >"$GZ"
 [ -s "$JSONL" ] || "$SOIF" convert "$DATA" --to jsonl -q -o "$JSONL"
 [ -s "$HUGE" ] || "$GEN" --size "$HUGE_SIZE" --huge -o "$HUGE"
 soif_bytes=$(stat -c %s "$DATA")
@@ -64,19 +69,23 @@ echo "# soif benchmark: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -sr
 echo "# input: $soif_bytes bytes of SOIF ($records records), $jsonl_bytes bytes as JSON Lines"
 echo
 
-names=("soif convert --to jsonl" "soif convert --to null" "soif --to null --no-mmap" "soif --to null < stdin" "cat" "jq -c ."
+names=("soif convert --to jsonl" "soif convert --to null" "soif --to null --no-mmap" "soif --to null < stdin"
+    "soif --to null, gzip'd input" "zcat (the same .gz)" "cat" "jq -c ."
     "soif --to null, one ${HUGE_SIZE} record" "the same, --no-mmap")
 cmds=(
     "$SOIF convert $DATA --to jsonl -q -o /dev/null"
     "$SOIF convert $DATA --to null -q"
     "$SOIF convert $DATA --to null -q --no-mmap"
     "$SOIF convert --to null -q < $DATA"
+    "$SOIF convert $GZ --to null -q"
+    "zcat $GZ > /dev/null"
     "cat $DATA > /dev/null"
     "jq -c . $JSONL > /dev/null"
     "$SOIF convert $HUGE --to null -q --max-record-size 1GiB"
     "$SOIF convert $HUGE --to null -q --max-record-size 1GiB --no-mmap"
 )
-sizes=("$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$jsonl_bytes" "$huge_bytes" "$huge_bytes")
+sizes=("$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$soif_bytes" "$jsonl_bytes"
+    "$huge_bytes" "$huge_bytes")
 
 printf '| %-34s | %10s | %9s | %13s |\n' "command" "mean s" "MB/s" "peak RSS MiB"
 printf '|%s|%s|%s|%s|\n' "------------------------------------" "------------" "-----------" "---------------"

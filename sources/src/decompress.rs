@@ -5,6 +5,13 @@
 //! whatever the file is called. Concatenated members (`cat a.gz b.gz`, multi-frame zstd)
 //! are decoded as one stream, the way `zcat` does.
 //!
+//! gzip is inflated by `flate2` (under `async-compression`) with its `zlib-rs` backend,
+//! which this crate turns on only for that reason: a Rust port of zlib-ng's inflate,
+//! nearly twice as fast as the default `miniz_oxide` on Harvest archives (200 MB of
+//! SOIF from a 50 MB `.gz`: 0.67 s → 0.39 s for `soif convert --to null`, three runs
+//! each), which matters because decompression runs on one thread ahead of everything
+//! else.
+//!
 //! ```no_run
 //! # async fn f() -> std::io::Result<()> {
 //! use soif_sources::decompress::{decompress, Compression};
