@@ -697,6 +697,11 @@ mod upsert_stmt {
                 ])
                 .unwrap_err();
             assert!(e.to_string().contains("NOT NULL constraint failed"), "{e}");
+            // The code the store sorts errors by (a constraint: the record's fault).
+            assert_eq!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::ConstraintViolation)
+            );
             // Reset and cleared: the next run binds afresh and succeeds.
             st.run(&[
                 ToSqlOutput::Borrowed(ValueRef::Text(b"u")),
