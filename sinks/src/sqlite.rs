@@ -577,41 +577,47 @@ mod upsert_stmt {
             let st = self.stmt.as_ptr();
             for (i, p) in params.iter().enumerate() {
                 let index = c_int::try_from(i + 1).unwrap_or(c_int::MAX);
-                // SAFETY: `st` is valid; borrowed bytes stay alive until `run` resets
-                // and clears the bindings (SQLITE_STATIC); owned text is copied
-                // (SQLITE_TRANSIENT) since it is dropped first.
+                // Borrowed bytes are bound as they are (SQLITE_STATIC); owned text is
+                // copied (SQLITE_TRANSIENT), since it is dropped first.
+                let (bytes, text, destructor) = match p {
+                    ToSqlOutput::Borrowed(ValueRef::Null) | ToSqlOutput::Owned(SqlValue::Null) => {
+                        (None, false, ffi::SQLITE_STATIC())
+                    }
+                    ToSqlOutput::Borrowed(ValueRef::Text(b)) => {
+                        (Some(*b), true, ffi::SQLITE_STATIC())
+                    }
+                    ToSqlOutput::Borrowed(ValueRef::Blob(b)) => {
+                        (Some(*b), false, ffi::SQLITE_STATIC())
+                    }
+                    ToSqlOutput::Owned(SqlValue::Text(t)) => {
+                        (Some(t.as_bytes()), true, ffi::SQLITE_TRANSIENT())
+                    }
+                    _ => {
+                        return Err(rusqlite::Error::ToSqlConversionFailure(
+                            "unexpected parameter kind for the upsert".into(),
+                        ))
+                    }
+                };
+                // SAFETY: `st` is valid; borrowed bytes stay alive until `run` resets and
+                // clears the bindings.
                 let rc = unsafe {
-                    match p {
-                        ToSqlOutput::Borrowed(ValueRef::Null)
-                        | ToSqlOutput::Owned(SqlValue::Null) => ffi::sqlite3_bind_null(st, index),
-                        ToSqlOutput::Borrowed(ValueRef::Text(b)) => ffi::sqlite3_bind_text64(
+                    match bytes {
+                        None => ffi::sqlite3_bind_null(st, index),
+                        Some(b) if text => ffi::sqlite3_bind_text64(
                             st,
                             index,
                             b.as_ptr().cast(),
                             b.len() as u64,
-                            ffi::SQLITE_STATIC(),
+                            destructor,
                             ffi::SQLITE_UTF8 as _,
                         ),
-                        ToSqlOutput::Borrowed(ValueRef::Blob(b)) => ffi::sqlite3_bind_blob64(
+                        Some(b) => ffi::sqlite3_bind_blob64(
                             st,
                             index,
                             b.as_ptr().cast(),
                             b.len() as u64,
-                            ffi::SQLITE_STATIC(),
+                            destructor,
                         ),
-                        ToSqlOutput::Owned(SqlValue::Text(t)) => ffi::sqlite3_bind_text64(
-                            st,
-                            index,
-                            t.as_ptr().cast(),
-                            t.len() as u64,
-                            ffi::SQLITE_TRANSIENT(),
-                            ffi::SQLITE_UTF8 as _,
-                        ),
-                        _ => {
-                            return Err(rusqlite::Error::ToSqlConversionFailure(
-                                "unexpected parameter kind for the upsert".into(),
-                            ))
-                        }
                     }
                 };
                 if rc != ffi::SQLITE_OK {
