@@ -1616,36 +1616,94 @@ pub struct SqliteSink {
     writeback: Option<Writeback>,
 }
 
-/// Writes a bulk-loaded database's committed pages to disk in the background.
+/// Writes a bulk-loaded database's committed pages to disk in the background, and keeps
+/// disk space reserved ahead of its end.
 ///
-/// Why: a bulk load does not sync until its last commit, so that final sync used to
-/// write the whole new file at once (about a fifth of the load time, 200 MB on the
-/// development VM), with the loader waiting. A helper thread that syncs the file after
-/// each commit (coalesced: one sync at a time, a request while one runs is remembered
-/// once) spreads that work over the load, on the other core, and leaves the final sync
-/// little to do. It changes nothing about durability or consistency: the journal still
-/// protects each transaction, and the final commit is still synced by SQLite itself.
+/// Why the writes: a bulk load does not sync until its last commit, so that final sync
+/// used to write the whole new file at once (about a fifth of the load time, 200 MB on
+/// the development VM), with the loader waiting. A helper thread that syncs the file
+/// after each commit (coalesced: one sync at a time, a request while one runs is
+/// remembered once) spreads that work over the load, on the other core, and leaves the
+/// final sync little to do. It changes nothing about durability or consistency: the
+/// journal still protects each transaction, and the final commit is still synced by
+/// SQLite itself.
+///
+/// Why the reservation (Linux): every page SQLite appends made ext4 reserve a block for
+/// it inside `pwrite`, on the loader's thread (about a tenth of that thread on the
+/// 8 KB records). The helper keeps [`PREALLOCATE_AHEAD`] reserved past the file's end
+/// (`fallocate` with `FALLOC_FL_KEEP_SIZE`: the file's size, all SQLite sees, does not
+/// change), so appending finds its blocks there: 0.470 s → 0.406 s for the 200 MB load,
+/// eight interleaved pairs of runs. What is left unused is given back when the load ends
+/// ([`Writeback::finish`]); a load killed mid-way leaves at most that much reserved past
+/// the end of the file (`du` counts it; `VACUUM`, or copying the file, frees it).
+/// Filesystems without `fallocate` simply do without.
 struct Writeback {
     tx: Option<std::sync::mpsc::SyncSender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    file: std::sync::Arc<std::fs::File>,
+}
+
+/// How much disk space a bulk load keeps reserved past the end of the database file.
+const PREALLOCATE_AHEAD: u64 = 64 << 20;
+
+/// How often the helper tops the reservation up between commits (a batch can hold
+/// 64 MiB, and SQLite writes pages out during it).
+const PREALLOCATE_EVERY: Duration = Duration::from_millis(50);
+
+/// Reserves `PREALLOCATE_AHEAD` bytes past the file's end, without changing its size.
+/// Best effort: nothing happens where `fallocate` is not supported.
+fn preallocate(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let Ok(len) = file.metadata().map(|m| m.len()) else {
+            return;
+        };
+        let (Ok(offset), Ok(ahead)) = (
+            libc::off_t::try_from(len),
+            libc::off_t::try_from(PREALLOCATE_AHEAD),
+        ) else {
+            return;
+        };
+        // SAFETY: a plain system call on an open descriptor this struct owns.
+        unsafe {
+            libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, ahead);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 impl Writeback {
     fn start(path: &Path) -> Option<Writeback> {
-        let file = std::fs::File::open(path).ok()?;
+        let file = std::sync::Arc::new(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+                .ok()?,
+        );
+        preallocate(&file);
         let (tx, rx) = std::sync::mpsc::sync_channel::<()>(1);
+        let helper = file.clone();
         let thread = std::thread::Builder::new()
             .name("sqlite-writeback".into())
-            .spawn(move || {
-                while rx.recv().is_ok() {
-                    // Best effort: a failure here only means the final sync does more.
-                    let _ = file.sync_data();
+            .spawn(move || loop {
+                match rx.recv_timeout(PREALLOCATE_EVERY) {
+                    Ok(()) => {
+                        preallocate(&helper);
+                        // Best effort: a failure here only means the final sync does more.
+                        let _ = helper.sync_data();
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => preallocate(&helper),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             })
             .ok()?;
         Some(Writeback {
             tx: Some(tx),
             thread: Some(thread),
+            file,
         })
     }
 
@@ -1655,14 +1713,30 @@ impl Writeback {
             let _ = tx.try_send(());
         }
     }
-}
 
-impl Drop for Writeback {
-    fn drop(&mut self) {
+    /// Stops the helper and gives back the space reserved past the file's end. Call it
+    /// holding the database's write lock, with nothing of SQLite's left to write but the
+    /// open transaction: then nobody else can be extending the file (a bulk load uses a
+    /// rollback journal, where only the lock holder writes the database file), and
+    /// setting the file to its own length only drops the blocks beyond it.
+    fn finish(mut self) {
+        self.stop();
+        if let Ok(len) = self.file.metadata().map(|m| m.len()) {
+            let _ = self.file.set_len(len);
+        }
+    }
+
+    fn stop(&mut self) {
         drop(self.tx.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -1820,6 +1894,12 @@ impl Sink for SqliteSink {
                 self.commit_batch(None)?;
             }
             self.store.end_bulk().map_err(store_fatal)?;
+            // The space reserved ahead is given back inside that last transaction,
+            // under the write lock (see `Writeback::finish`).
+            self.store.begin().map_err(store_fatal)?;
+            if let Some(w) = self.writeback.take() {
+                w.finish();
+            }
         }
         self.commit_batch(Some("ok"))?;
         if self.bulk {
@@ -2144,6 +2224,45 @@ mod tests {
         assert!(!sink.store().in_transaction());
         sink.finish().unwrap();
         assert_eq!(count(sink.store(), "SELECT count(*) FROM FILE"), 3);
+    }
+
+    /// Space reserved ahead of a bulk load's file is given back at its end: the file
+    /// takes no more disk than its size (where `fallocate` works, it took 64 MiB more
+    /// while loading).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_bulk_load_gives_back_the_space_it_reserved() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let mut sink = SqliteSink::open(&path, StoreOptions::default(), 100, &[]).unwrap();
+        for i in 0..300 {
+            sink.write(&Record::new("FILE", format!("u{i}")).with("T", "x".repeat(2000)))
+                .unwrap();
+        }
+        let during = std::fs::metadata(&path).unwrap();
+        eprintln!(
+            "while loading: {} bytes, {} on disk",
+            during.len(),
+            during.blocks() * 512
+        );
+        sink.finish().unwrap();
+        let after = std::fs::metadata(&path).unwrap();
+        assert!(after.len() > 600_000, "{}", after.len());
+        assert!(
+            after.blocks() * 512 <= after.len() + (64 << 10),
+            "{} bytes on disk for a file of {}",
+            after.blocks() * 512,
+            after.len()
+        );
+        assert_eq!(count(sink.store(), "SELECT count(*) FROM FILE"), 300);
+        assert_eq!(
+            sink.store()
+                .connection()
+                .query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
+                .unwrap(),
+            "ok"
+        );
     }
 
     #[test]
