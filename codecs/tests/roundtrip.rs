@@ -8,6 +8,24 @@ use soif_codecs::soif::{decode_all, DecodeError, DecoderOptions, SoifDecoder, So
 use soif_codecs::{Action, Attribute, Record, Value};
 use tokio_util::codec::Decoder;
 
+/// The noise properties: `noise` read in the reads `cuts` gives and held whole, under a
+/// `max`-byte record limit, decodes to the same items.
+fn same_items_streamed_and_held(
+    noise: Vec<u8>,
+    cuts: &[usize],
+    lenient: bool,
+    max: usize,
+) -> Result<(), TestCaseError> {
+    let mut opts = DecoderOptions::with_max_record_size(max);
+    opts.lenient = lenient;
+    let streamed = decode_chunked(&noise, opts.clone(), cuts);
+    let held: Vec<_> = SoifDecoder::new(opts)
+        .decode_bytes(Bytes::from(noise))
+        .collect();
+    prop_assert_eq!(held, streamed);
+    Ok(())
+}
+
 /// Feeds `input` to a decoder in the given chunks, as `FramedRead` would.
 fn decode_chunked(
     input: &[u8],
@@ -158,11 +176,7 @@ proptest! {
         lenient in any::<bool>(),
         max in 8usize..200,
     ) {
-        let mut opts = DecoderOptions::with_max_record_size(max);
-        opts.lenient = lenient;
-        let streamed = decode_chunked(&noise, opts.clone(), &cuts);
-        let held: Vec<_> = SoifDecoder::new(opts).decode_bytes(Bytes::from(noise)).collect();
-        prop_assert_eq!(held, streamed);
+        same_items_streamed_and_held(noise, &cuts, lenient, max)?;
     }
 
     /// The same with envelopes among the noise: whether skipped bytes closed an envelope
@@ -181,12 +195,7 @@ proptest! {
         lenient in any::<bool>(),
         max in 8usize..120,
     ) {
-        let noise = tokens.concat();
-        let mut opts = DecoderOptions::with_max_record_size(max);
-        opts.lenient = lenient;
-        let streamed = decode_chunked(&noise, opts.clone(), &cuts);
-        let held: Vec<_> = SoifDecoder::new(opts).decode_bytes(Bytes::from(noise)).collect();
-        prop_assert_eq!(held, streamed);
+        same_items_streamed_and_held(tokens.concat(), &cuts, lenient, max)?;
     }
 
     #[test]
