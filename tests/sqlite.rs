@@ -265,3 +265,24 @@ fn collapsed_records_store_json_and_read_back() {
         2
     );
 }
+
+/// A file that is not a database is refused with what it is, before anything is written.
+#[test]
+fn a_file_that_is_not_a_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.db");
+    std::fs::write(&db, "these are my notes, not a database\n").unwrap();
+    let docs = fixture("rfc2655/documents.soif");
+    let out = convert(&[&docs], &db, &["-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("notes.db") && err.contains("file is not a database"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&db).unwrap(),
+        "these are my notes, not a database\n",
+        "left as it was"
+    );
+}

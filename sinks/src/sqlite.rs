@@ -871,7 +871,7 @@ impl SqliteStore {
         store
             .conn
             .execute_batch("PRAGMA page_size = 16384; PRAGMA cache_size = -16384;")
-            .map_err(|e| store.err("setting the page size", e))?;
+            .map_err(|e| store.err("reading the database header (page size)", e))?;
         match store
             .conn
             .execute_batch(&format!("PRAGMA journal_mode = {journal};"))
