@@ -1418,7 +1418,6 @@ impl SqliteStore {
             };
             prepared.and_then(|()| slot.as_mut().map_or(Ok(()), |st| st.run(&params)))
         };
-        drop(params);
         if let Err(e) = written {
             let name = self
                 .tables
