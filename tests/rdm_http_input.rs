@@ -39,18 +39,15 @@ fn ok(out: Output) -> String {
 fn loaded() -> Serve {
     let server = Serve::start("docs", TOKEN, &[]);
     let csid = format!("x-catalog://{}/docs", server.addr);
-    ok(soif(&[
-        "convert",
-        &fixture("rfc2655/documents.soif"),
-        "--to",
-        "rdm",
-        "-o",
-        &csid,
-        "--token",
-        TOKEN,
-        "-q",
-    ]));
+    submit(&fixture("rfc2655/documents.soif"), &csid);
     server
+}
+
+/// `soif convert INPUT --to rdm -o CSID` with the server's token.
+fn submit(input: &str, csid: &str) -> String {
+    ok(soif(&[
+        "convert", input, "--to", "rdm", "-o", csid, "--token", TOKEN, "-q",
+    ]))
 }
 
 #[test]
@@ -100,17 +97,7 @@ fn a_plain_http_rd_request_deleted_marks_its_rds_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("delete.soif");
     std::fs::write(&file, deletion).unwrap();
-    ok(soif(&[
-        "convert",
-        file.to_str().unwrap(),
-        "--to",
-        "rdm",
-        "-o",
-        &csid,
-        "--token",
-        TOKEN,
-        "-q",
-    ]));
+    submit(file.to_str().unwrap(), &csid);
 
     let url = format!(
         "http://{}/rdm/incoming?type=rd-request-deleted&ql=gatherer&scope=all",
