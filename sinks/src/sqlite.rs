@@ -1611,7 +1611,8 @@ pub struct SqliteSink {
     /// Loading a database this sink created ([`StoreOptions::bulk`]).
     bulk: bool,
     /// In a bulk load: asks a helper thread to write committed pages out while loading
-    /// goes on (see [`Writeback`]).
+    /// goes on (see [`Writeback`]). Declared after `store`, so that its descriptor of
+    /// the database file is closed after the connection (see [`Writeback::finish`]).
     writeback: Option<Writeback>,
 }
 
@@ -1718,7 +1719,13 @@ impl Writeback {
     /// open transaction: then nobody else can be extending the file (a bulk load uses a
     /// rollback journal, where only the lock holder writes the database file), and
     /// setting the file to its own length only drops the blocks beyond it.
-    fn finish(mut self) {
+    ///
+    /// The file stays open (this struct keeps it) until the sink is dropped, after its
+    /// store: closing *any* descriptor of a file drops every POSIX lock the process
+    /// holds on it, SQLite's included ("How To Corrupt An SQLite Database File", 2.2).
+    /// Closed here, inside the last transaction, it would free the write lock SQLite
+    /// believes it holds; closed after the connection, there is no lock left to lose.
+    fn finish(&mut self) {
         self.stop();
         if let Ok(len) = self.file.metadata().map(|m| m.len()) {
             let _ = self.file.set_len(len);
@@ -1896,7 +1903,7 @@ impl Sink for SqliteSink {
             // The space reserved ahead is given back inside that last transaction,
             // under the write lock (see `Writeback::finish`).
             self.store.begin().map_err(store_fatal)?;
-            if let Some(w) = self.writeback.take() {
+            if let Some(w) = &mut self.writeback {
                 w.finish();
             }
         }
