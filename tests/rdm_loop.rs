@@ -559,3 +559,64 @@ fn status_counts_rds_and_tells_of_the_last_load() {
         "{text}"
     );
 }
+
+/// A TCP proxy in front of the server that keeps a copy of every request byte it passes
+/// on.
+fn recording_proxy(server: String) -> (String, Arc<std::sync::Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut client) = conn else { break };
+            let Ok(mut upstream) = TcpStream::connect(&server) else {
+                return;
+            };
+            let log = log.clone();
+            let mut c2 = client.try_clone().unwrap();
+            let mut u2 = upstream.try_clone().unwrap();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16384];
+                while let Ok(n @ 1..) = c2.read(&mut buf) {
+                    log.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if u2.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = u2.shutdown(Shutdown::Write);
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut upstream, &mut client);
+                let _ = client.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    (addr, seen)
+}
+
+/// `--gzip-posts`: the POSTs say `Content-Encoding: gzip` and carry no SOIF in the clear,
+/// and the catalog ends up with the same records as without it.
+#[test]
+fn gzip_posts_arrive_compressed_and_whole() {
+    let input = fixture("rfc2655/documents.soif");
+    let direct = json_set(&soif_ok(&["convert", &input, "--to", "jsonl", "-q"]).stdout);
+    for gzip in [false, true] {
+        let server = Serve::start("loop", TOKEN, &[]);
+        let (proxy, seen) = recording_proxy(server.addr.clone());
+        let through_proxy = format!("x-catalog://{proxy}/loop");
+        let mut extra = vec!["--batch-size", "2"];
+        if gzip {
+            extra.push("--gzip-posts");
+        }
+        soif_ok(&to_catalog(&input, &through_proxy, &extra));
+        let sent = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
+        assert_eq!(
+            sent.matches("content-encoding: gzip").count(),
+            if gzip { 2 } else { 0 },
+            "{gzip}: one header per POST of two records"
+        );
+        assert_eq!(sent.contains("rdm-type{11}:\trd-response"), !gzip);
+        assert_eq!(catalog_jsonl(&server.csid()), direct, "{gzip}");
+    }
+}

@@ -29,7 +29,7 @@
 //!
 //! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
 //! `list_separator`, `charset`, `dcterms`, `batch_size`, `schema`, `token` (for `rdm`;
-//! the `SOIF_TOKEN` environment variable is used when absent). A top-level `schema`
+//! the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts` (`rdm`). A top-level `schema`
 //! is what `--schema` is to `convert` for the transforms; top-level `memory_budget`
 //! (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget` and
 //! `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
@@ -107,6 +107,9 @@ pub struct SinkConfig {
     pub batch_size: Option<usize>,
     pub schema: Option<PathBuf>,
     pub token: Option<String>,
+    /// `rdm`: gzip each POST.
+    #[serde(default)]
+    pub gzip_posts: bool,
 }
 
 /// A size: a number of bytes or a string such as `"64MiB"`.

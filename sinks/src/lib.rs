@@ -98,6 +98,8 @@ pub struct SinkOptions {
     pub schema: Option<PathBuf>,
     /// Bearer token for the `rdm` sink (`--token` or `SOIF_TOKEN`).
     pub token: Option<String>,
+    /// `rdm`: gzip each POST's body (`--gzip-posts`).
+    pub gzip_posts: bool,
     /// The inputs of this run, as given (recorded in SQLite's `soif_runs`).
     pub inputs: Vec<String>,
 }
@@ -114,6 +116,7 @@ impl SinkOptions {
             batch_size: None,
             schema: None,
             token: None,
+            gzip_posts: false,
             inputs: Vec::new(),
         }
     }
@@ -190,11 +193,14 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
                             .into(),
                     )
                 })?;
-            Ok(Box::new(rdm::RdmSink::new(
-                output,
-                opts.token.clone(),
-                opts.batch_size.unwrap_or(rdm::DEFAULT_BATCH_RECORDS),
-            )?))
+            Ok(Box::new(
+                rdm::RdmSink::new(
+                    output,
+                    opts.token.clone(),
+                    opts.batch_size.unwrap_or(rdm::DEFAULT_BATCH_RECORDS),
+                )?
+                .with_gzip(opts.gzip_posts),
+            ))
         }
     }
 }

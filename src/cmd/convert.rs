@@ -78,6 +78,11 @@ pub struct ConvertArgs {
     /// Bearer token for an rdm output.
     #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+
+    /// RDM: gzip each POST (`Content-Encoding: gzip`, which the note allows and `soif
+    /// serve` accepts; another catalog server may not).
+    #[arg(long)]
+    pub gzip_posts: bool,
 }
 
 pub fn run(args: ConvertArgs) -> ExitCode {
@@ -100,6 +105,7 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     sink.batch_size = args.batch_size.map(|b| b.max(1));
     sink.schema = args.schema.clone();
     sink.token = args.token.clone();
+    sink.gzip_posts = args.gzip_posts;
     sink.inputs = args.input.inputs.clone();
     let mut engine = args.input.engine_options(&Reporter::silent())?;
     engine.observer = None;

@@ -41,7 +41,7 @@ use std::process::ExitCode;
   output = \"catalog.db\"
 
 Sink keys: format, output, columns, list_separator, charset, dcterms, batch_size,
-schema, token. Examples are in configs/.
+schema, token, gzip_posts. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
 3 finished but records were skipped or quarantined.")]
@@ -116,6 +116,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         }
         o.schema = s.schema.clone().or_else(|| config.schema.clone());
         o.token = s.token.clone().or_else(|| std::env::var("SOIF_TOKEN").ok());
+        o.gzip_posts = s.gzip_posts;
         o.inputs = config.source.inputs.clone();
         sinks.push(o);
     }
