@@ -2271,6 +2271,32 @@ mod tests {
         );
     }
 
+    /// The writeback helper's descriptor of the database file stays open until the sink
+    /// is dropped (after its connection): closing it while SQLite holds the write lock
+    /// would drop that lock (see `Writeback::finish`).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_writeback_descriptor_outlives_the_last_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let descriptors = || {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|target| *target == path)
+                .count()
+        };
+        let mut sink = SqliteSink::open(&path, StoreOptions::default(), 100, &[]).unwrap();
+        sink.write(&Record::new("FILE", "u").with("T", "x"))
+            .unwrap();
+        let loading = descriptors();
+        assert!(loading >= 2, "SQLite's and the helper's: {loading}");
+        sink.finish().unwrap();
+        assert_eq!(descriptors(), loading, "none closed by finish");
+        drop(sink);
+        assert_eq!(descriptors(), 0);
+    }
+
     #[test]
     fn a_new_database_is_bulk_loaded_then_left_in_wal_mode() {
         let dir = tempfile::tempdir().unwrap();
