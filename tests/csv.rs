@@ -153,3 +153,38 @@ fn schema_columns_latin1_and_awkward_values() {
         );
     }
 }
+
+/// `--bom`: the file starts with a UTF-8 byte-order mark (what Excel needs to read it as
+/// UTF-8), and is otherwise the same: a reader that knows the mark
+/// (`encoding="utf-8-sig"`) gets the same rows as from the file without it.
+#[test]
+fn bom_marks_the_file_as_utf8_and_changes_nothing_else() {
+    let docs = fixture("rfc2655/documents.soif");
+    let plain = run(&["convert", &docs, "--to", "csv", "-q"], None);
+    let marked = run(&["convert", &docs, "--to", "csv", "-q", "--bom"], None);
+    assert!(!plain.starts_with('\u{feff}'));
+    assert_eq!(marked.strip_prefix('\u{feff}'), Some(plain.as_str()));
+    let script = "import csv, io, json, sys\n\
+                  text = io.TextIOWrapper(sys.stdin.buffer, encoding='utf-8-sig', newline='')\n\
+                  for row in csv.reader(text, strict=True): print(json.dumps(row))";
+    let sig: Option<Vec<Vec<String>>> =
+        common::python_json_lines(script, &marked, "Python utf-8-sig", "python csv, utf-8-sig");
+    if let (Some(sig), Some(rows)) = (sig, python_rows(&plain)) {
+        assert_eq!(sig, rows);
+        assert_eq!(sig[0][0], "template");
+    }
+    // An empty input still gets its header, and the mark.
+    let empty = run(
+        &[
+            "convert",
+            "--to",
+            "csv",
+            "--columns",
+            "Title",
+            "--bom",
+            "-q",
+        ],
+        Some(b""),
+    );
+    assert_eq!(empty, "\u{feff}template,url,Title\r\n");
+}

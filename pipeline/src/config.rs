@@ -28,7 +28,7 @@
 //! ```
 //!
 //! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
-//! `list_separator`, `charset`, `dcterms`, `batch_size`, `schema`, `token` (for `rdm`;
+//! `list_separator`, `charset`, `bom`, `dcterms`, `batch_size`, `schema`, `token` (for `rdm`;
 //! the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts` (`rdm`). A top-level `schema`
 //! is what `--schema` is to `convert` for the transforms; top-level `memory_budget`
 //! (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget` and
@@ -102,6 +102,9 @@ pub struct SinkConfig {
     pub columns: Option<Vec<String>>,
     pub list_separator: Option<String>,
     pub charset: Option<String>,
+    /// CSV: start with a UTF-8 byte-order mark.
+    #[serde(default)]
+    pub bom: bool,
     #[serde(default)]
     pub dcterms: bool,
     pub batch_size: Option<usize>,

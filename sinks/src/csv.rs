@@ -123,6 +123,8 @@ pub struct CsvSink<W: Write + Send> {
     row: Vec<String>,
     /// Which cells of the current row have a value (an empty value counts).
     filled: Vec<bool>,
+    /// Start the output with a UTF-8 byte-order mark ([`CsvSink::with_bom`]).
+    bom: bool,
 }
 
 struct Columns {
@@ -163,7 +165,18 @@ impl<W: Write + Send> CsvSink<W> {
             warnings: 0,
             row: Vec::new(),
             filled: Vec::new(),
+            bom: false,
         }
+    }
+
+    /// Starts the output with a UTF-8 byte-order mark (`--bom`). Excel reads a CSV file
+    /// without one in the system's legacy code page, so every non-ASCII character comes
+    /// out wrong; with it, Excel reads UTF-8. Off by default: to most other readers the
+    /// mark is part of the first column's name (Python reads it away only with
+    /// `encoding="utf-8-sig"`).
+    pub fn with_bom(mut self, bom: bool) -> CsvSink<W> {
+        self.bom = bom;
+        self
     }
 
     fn write_header(&mut self) -> Result<(), Error> {
@@ -173,9 +186,17 @@ impl<W: Write + Send> CsvSink<W> {
         let names: &[String] = self.columns.as_ref().map_or(&[], |c| &c.names);
         self.out
             .write_record(
-                ["template", "url"]
-                    .into_iter()
-                    .chain(names.iter().map(String::as_str)),
+                // The mark goes before the header's first field: the file's first bytes.
+                [
+                    if self.bom {
+                        "\u{feff}template"
+                    } else {
+                        "template"
+                    },
+                    "url",
+                ]
+                .into_iter()
+                .chain(names.iter().map(String::as_str)),
             )
             .map_err(csv_error)?;
         self.header_written = true;

@@ -89,6 +89,8 @@ pub struct SinkOptions {
     /// CSV list separator (`--list-separator`, default `|`).
     pub list_separator: String,
     pub charset: Charset,
+    /// CSV: start with a UTF-8 byte-order mark, for Excel (`--bom`).
+    pub bom: bool,
     /// RDF/XML: add qualified DCMI terms (`--dcterms`).
     pub dcterms: bool,
     /// SQLite rows per transaction, RDM records per POST (`--batch-size`); `None` for
@@ -112,6 +114,7 @@ impl SinkOptions {
             columns: None,
             list_separator: "|".to_string(),
             charset: Charset::Utf8,
+            bom: false,
             dcterms: false,
             batch_size: None,
             schema: None,
@@ -142,12 +145,10 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
                 (None, None) => None,
             };
             let out = value_text::open_output(opts.output.as_deref())?;
-            Ok(Box::new(csv::CsvSink::new(
-                out,
-                columns,
-                &opts.list_separator,
-                opts.charset,
-            )))
+            Ok(Box::new(
+                csv::CsvSink::new(out, columns, &opts.list_separator, opts.charset)
+                    .with_bom(opts.bom),
+            ))
         }
         Format::Rdfxml => {
             let out = value_text::open_output(opts.output.as_deref())?;

@@ -62,6 +62,10 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "SEP", default_value = "|")]
     pub list_separator: String,
 
+    /// CSV: start with a UTF-8 byte-order mark, so that Excel reads the file as UTF-8.
+    #[arg(long)]
+    pub bom: bool,
+
     /// RDF/XML: also write qualified DCMI terms.
     #[arg(long)]
     pub dcterms: bool,
@@ -102,6 +106,7 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     sink.list_separator = args.list_separator.clone();
     sink.charset = parse_charset(&args.charset)?;
     sink.dcterms = args.dcterms;
+    sink.bom = args.bom;
     sink.batch_size = args.batch_size.map(|b| b.max(1));
     sink.schema = args.schema.clone();
     sink.token = args.token.clone();

@@ -40,7 +40,7 @@ use std::process::ExitCode;
   format = \"sqlite\"
   output = \"catalog.db\"
 
-Sink keys: format, output, columns, list_separator, charset, dcterms, batch_size,
+Sink keys: format, output, columns, list_separator, charset, bom, dcterms, batch_size,
 schema, token, gzip_posts. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
@@ -111,6 +111,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             o.charset = parse_charset(c).map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
         }
         o.dcterms = s.dcterms;
+        o.bom = s.bom;
         if let Some(b) = s.batch_size {
             o.batch_size = Some(b.max(1));
         }
