@@ -30,12 +30,11 @@
 //! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
 //! `list_separator`, `charset`, `bom`, `dcterms`, `batch_size`, `schema`, `token` (for
 //! `rdm`; the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts`. A
-//! top-level `schema` is what `--schema` is to `convert` for the transforms; top-level `memory_budget`
-//! (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget` and
-//! `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
-//! where). Relative paths are relative to
-//! the directory `soif run` is started in. Unknown keys are errors, so a typo does not
-//! silently change a nightly job.
+//! top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
+//! `memory_budget` (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget`
+//! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
+//! where). Relative paths are relative to the directory `soif run` is started in. Unknown
+//! keys are errors, so a typo does not silently change a nightly job.
 
 use crate::Error;
 use serde::Deserialize;
