@@ -318,18 +318,29 @@ enum Fault {
     Forward,
 }
 
+/// What [`flaky_proxy`] hands back: its address, how many connections it took, and a
+/// copy of every request byte it passed on to the server.
+struct Proxy {
+    addr: String,
+    connections: Arc<AtomicUsize>,
+    requests: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
 /// A TCP proxy in front of the server whose first connections fail as `faults` says.
-fn flaky_proxy(server: String, faults: Vec<Fault>) -> (String, Arc<AtomicUsize>) {
+fn flaky_proxy(server: String, faults: Vec<Fault>) -> Proxy {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
+    let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = requests.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut client) = conn else { break };
             let n = counter.fetch_add(1, Ordering::SeqCst);
             let fault = faults.get(n).copied().unwrap_or(Fault::Forward);
             let server = server.clone();
+            let log = log.clone();
             std::thread::spawn(move || match fault {
                 Fault::CutRequest => {
                     let mut buf = [0u8; 300];
@@ -354,7 +365,13 @@ fn flaky_proxy(server: String, faults: Vec<Fault>) -> (String, Arc<AtomicUsize>)
                     let mut c2 = client.try_clone().unwrap();
                     let mut u2 = upstream.try_clone().unwrap();
                     let up = std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut c2, &mut u2);
+                        let mut buf = [0u8; 16384];
+                        while let Ok(n @ 1..) = c2.read(&mut buf) {
+                            log.lock().unwrap().extend_from_slice(&buf[..n]);
+                            if u2.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
                         let _ = u2.shutdown(Shutdown::Write);
                     });
                     if matches!(fault, Fault::LoseReply) {
@@ -372,7 +389,11 @@ fn flaky_proxy(server: String, faults: Vec<Fault>) -> (String, Arc<AtomicUsize>)
             });
         }
     });
-    (addr, seen)
+    Proxy {
+        addr,
+        connections: seen,
+        requests,
+    }
 }
 
 #[test]
@@ -384,7 +405,11 @@ fn a_flaky_connection_loses_nothing_and_doubles_nothing() {
         Fault::LoseReply,
         Fault::CutRequest,
     ];
-    let (proxy, connections) = flaky_proxy(server.addr.clone(), faults);
+    let Proxy {
+        addr: proxy,
+        connections,
+        ..
+    } = flaky_proxy(server.addr.clone(), faults);
     let inputs = [
         fixture("rfc2655/documents.soif"),
         fixture("harvest/ecrc-93-10.soif"),
@@ -560,41 +585,6 @@ fn status_counts_rds_and_tells_of_the_last_load() {
     );
 }
 
-/// A TCP proxy in front of the server that keeps a copy of every request byte it passes
-/// on.
-fn recording_proxy(server: String) -> (String, Arc<std::sync::Mutex<Vec<u8>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut client) = conn else { break };
-            let Ok(mut upstream) = TcpStream::connect(&server) else {
-                return;
-            };
-            let log = log.clone();
-            let mut c2 = client.try_clone().unwrap();
-            let mut u2 = upstream.try_clone().unwrap();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 16384];
-                while let Ok(n @ 1..) = c2.read(&mut buf) {
-                    log.lock().unwrap().extend_from_slice(&buf[..n]);
-                    if u2.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-                let _ = u2.shutdown(Shutdown::Write);
-            });
-            std::thread::spawn(move || {
-                let _ = std::io::copy(&mut upstream, &mut client);
-                let _ = client.shutdown(Shutdown::Write);
-            });
-        }
-    });
-    (addr, seen)
-}
-
 /// `--gzip-posts`: the POSTs say `Content-Encoding: gzip` and carry no SOIF in the clear,
 /// and the catalog ends up with the same records as without it.
 #[test]
@@ -603,14 +593,14 @@ fn gzip_posts_arrive_compressed_and_whole() {
     let direct = json_set(&soif_ok(&["convert", &input, "--to", "jsonl", "-q"]).stdout);
     for gzip in [false, true] {
         let server = Serve::start("loop", TOKEN, &[]);
-        let (proxy, seen) = recording_proxy(server.addr.clone());
-        let through_proxy = format!("x-catalog://{proxy}/loop");
+        let proxy = flaky_proxy(server.addr.clone(), Vec::new());
+        let through_proxy = format!("x-catalog://{}/loop", proxy.addr);
         let mut extra = vec!["--batch-size", "2"];
         if gzip {
             extra.push("--gzip-posts");
         }
         soif_ok(&to_catalog(&input, &through_proxy, &extra));
-        let sent = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
+        let sent = String::from_utf8_lossy(&proxy.requests.lock().unwrap()).to_ascii_lowercase();
         assert_eq!(
             sent.matches("content-encoding: gzip").count(),
             if gzip { 2 } else { 0 },
