@@ -74,7 +74,11 @@ fn harvest_example_as_printed_lenient() {
     let seed = fixture("seeds/004_af61608947d503a1.txt");
     let start = find(&seed, b"@DELETE { }", 0).unwrap();
     let items = decode_all(&seed[start..], lenient());
-    assert_eq!(items.len(), 2, "one complete record and one error");
+    assert_eq!(
+        items.len(),
+        3,
+        "one complete record, the cut-off one, and the unclosed envelope"
+    );
     let record = items[0].as_ref().expect("first @FILE decodes");
     assert_eq!(record.template_str(), "FILE");
     assert_eq!(
@@ -141,6 +145,17 @@ fn harvest_example_as_printed_lenient() {
     // Nothing lost: the error keeps every byte from the second `@FILE` to the end.
     let second = find(&seed, b"@FILE { ftp://cml.rice.edu", 0).unwrap();
     assert_eq!(err.raw().map(|r| r.as_ref()), Some(&seed[second..]));
+    // "[...rest deleted...]" also cut off the `@UPDATE {` envelope's `}`: said at the
+    // end, with where the envelope was opened.
+    let unclosed = items[2].as_ref().expect_err("the envelope is never closed");
+    let at = find(&seed, b"@UPDATE {", start).unwrap() - start;
+    assert_eq!(
+        unclosed.kind(),
+        &ErrorKind::UnclosedEnvelope {
+            envelope: "UPDATE".into(),
+            opened_at: at as u64
+        }
+    );
 }
 
 #[test]
@@ -303,8 +318,8 @@ fn rdm_note_plain_examples() {
     assert_eq!(
         count_repairs,
         [
-            "attribute `RDM-Type` declares 9 bytes; the value ends after 10",
-            "attribute `Catalog-Service-ID` declares 39 bytes; the value ends after 40"
+            "attribute `RDM-Type` declares 9 bytes; read 10 (1 more), up to the next attribute on the same line",
+            "attribute `Catalog-Service-ID` declares 39 bytes; read 40 (1 more), up to the next attribute on the same line"
         ]
     );
 }

@@ -105,6 +105,9 @@ pub struct DecoderOptions {
     pub lenient: bool,
     /// The input's name, for error positions.
     pub input: Option<Arc<str>>,
+    /// The most attributes one record may hold; `None`: one per 64 bytes of
+    /// `max_record_size`, at least 4096 (see [`DecoderOptions::attribute_limit`]).
+    pub max_attributes: Option<usize>,
 }
 
 impl Default for DecoderOptions {
@@ -113,6 +116,7 @@ impl Default for DecoderOptions {
             max_record_size: DEFAULT_MAX_RECORD_SIZE,
             lenient: false,
             input: None,
+            max_attributes: None,
         }
     }
 }
@@ -137,6 +141,20 @@ impl DecoderOptions {
         self.input = Some(input.into());
         self
     }
+
+    /// The most attributes a record may hold before it is rejected with
+    /// [`ErrorKind::TooManyAttributes`].
+    ///
+    /// Why a limit: each attribute costs about a hundred bytes of bookkeeping (its ranges
+    /// while parsing, then its name and value handles in the [`Record`]), while the
+    /// smallest attribute, `A{0}:<TAB>`, is six bytes of input. Without a cap, a 63 MB
+    /// record of empty attributes takes about 1 GB. One attribute per 64 bytes of
+    /// `max_record_size` keeps a record's memory within about three times
+    /// `max_record_size` whatever its shape; real records hold tens to a few thousand.
+    pub fn attribute_limit(&self) -> usize {
+        self.max_attributes
+            .unwrap_or_else(|| (self.max_record_size / 64).max(4096))
+    }
 }
 
 enum State {
@@ -144,8 +162,19 @@ enum State {
     Between,
     /// Inside an object that starts at `src[0]`.
     Object,
-    /// Discarding the rest of a too-large value as it arrives.
-    Skip { remaining: u64 },
+    /// Stepping over a value whose declared size takes the object over
+    /// `max_record_size`, as its bytes arrive, then checking what follows them (see
+    /// "Undoing a skip"). `remaining` counts down the declared bytes; `skipped` is what
+    /// has been stepped over since the value's delimiter (the bytes an undo gives back).
+    /// `prefix` is the object up to that point, `err` the error to report either way.
+    Skip {
+        remaining: u64,
+        skipped: u64,
+        err: Box<DecodeError>,
+        prefix: Bytes,
+        name: String,
+        size: u64,
+    },
     /// Looking for the next object start after an error. `err` is emitted, with the
     /// skipped bytes as its `raw`, once the start is found (it is `None` when the error
     /// was already emitted). `lost` counts bytes discarded because the region outgrew
@@ -160,6 +189,9 @@ enum State {
         lost: u64,
         owned: u32,
         braces: u32,
+        /// The bad object's bytes before the skipped region, after an undone skip: they
+        /// go in front of the region in the error's `raw`.
+        prefix: Option<Bytes>,
     },
 }
 
@@ -199,6 +231,10 @@ impl Obj {
         self.header_done = false;
         self.cursor = 0;
         self.attrs.clear();
+        // A record of a million attributes must not keep its 32 MB of ranges forever.
+        if self.attrs.capacity() > 4096 {
+            self.attrs.shrink_to(4096);
+        }
         self.pending = None;
         self.repairs = Vec::new();
         self.last_value_start = 1;
@@ -214,8 +250,14 @@ enum Progress {
     Envelope(usize),
     /// A bad object: resynchronise from this offset.
     Error(DecodeError, usize),
-    /// The object is over `max_record_size`; its bytes end `skip_to` bytes from its start.
-    TooLarge(DecodeError, u64),
+    /// A value's declared size takes the object over `max_record_size`: the value starts
+    /// at `start` (relative to the object) and declares `size` bytes for attribute `name`.
+    TooLarge {
+        err: DecodeError,
+        start: usize,
+        size: u64,
+        name: String,
+    },
     /// What was parsed of the object (up to `cursor`) is already over
     /// `max_record_size`, and how far it goes is not known.
     Oversized,
@@ -230,10 +272,40 @@ pub struct SoifDecoder {
     /// Objects finished so far (records and rejected objects).
     records: u64,
     envelope: Option<Action>,
+    /// Where the open envelope started, for the error when it is never closed.
+    envelope_at: u64,
     obj: Obj,
     /// How many bytes the buffer must hold before the pending value is complete.
     want: usize,
+    /// `opts.attribute_limit()`, computed once.
+    max_attributes: usize,
+    /// Stream path: the bytes stepped over by the current skip, kept on disk until the
+    /// skip is confirmed (see "Undoing a skip").
+    spill: Option<Spill>,
+    /// Stream path: undone skips whose bytes are read again before any later input,
+    /// innermost last.
+    replay: Vec<Replay>,
+    /// Stream path: the buffer the parser reads while replaying.
+    rbuf: BytesMut,
+    /// A spill file that could not be written or read: the stream's fatal error.
+    io_error: Option<std::io::Error>,
 }
+
+/// The bytes of a skip in progress, on disk (stream path only; a file held whole can
+/// simply be read again).
+struct Spill {
+    file: std::fs::File,
+    len: u64,
+}
+
+/// An undone skip's bytes, being read again.
+struct Replay {
+    file: std::fs::File,
+    left: u64,
+}
+
+/// How much of a replayed spill is read at a time.
+const REPLAY_CHUNK: usize = 256 << 10;
 
 impl Default for SoifDecoder {
     fn default() -> Self {
@@ -245,13 +317,19 @@ impl SoifDecoder {
     /// A decoder with these options.
     pub fn new(opts: DecoderOptions) -> SoifDecoder {
         SoifDecoder {
-            opts,
             state: State::Between,
             base: 0,
             records: 0,
             envelope: None,
+            envelope_at: 0,
             obj: Obj::default(),
             want: 0,
+            max_attributes: opts.attribute_limit(),
+            spill: None,
+            replay: Vec::new(),
+            rbuf: BytesMut::new(),
+            io_error: None,
+            opts,
         }
     }
 
@@ -291,6 +369,22 @@ impl SoifDecoder {
                     let n = src.iter().position(|b| !is_ws(*b)).unwrap_or(src.len());
                     self.advance(src, n);
                     if src.is_empty() {
+                        if eof {
+                            if let Some(action) = self.envelope.take() {
+                                // Every record since the envelope's `@` was read with its
+                                // action; the file probably did not mean that. Said
+                                // loudly, at the end, with where the envelope began.
+                                let kind = ErrorKind::UnclosedEnvelope {
+                                    envelope: action.envelope().to_string(),
+                                    opened_at: self.envelope_at,
+                                };
+                                let pos = Position::new(self.envelope_at, self.records + 1)
+                                    .with_input(self.opts.input.clone());
+                                let mut err = DecodeError::new(kind, pos);
+                                err.set_envelope(Some(action), false);
+                                return Some(Err(err));
+                            }
+                        }
                         return None;
                     }
                     match src[0] {
@@ -314,6 +408,7 @@ impl SoifDecoder {
                                 lost: 0,
                                 owned: 0,
                                 braces: 0,
+                                prefix: None,
                             };
                         }
                     }
@@ -378,38 +473,91 @@ impl SoifDecoder {
                                 lost: 0,
                                 owned: 1,
                                 braces: 0,
+                                prefix: None,
                             };
                         }
-                        Progress::TooLarge(mut err, skip_to) => {
+                        Progress::TooLarge {
+                            mut err,
+                            start,
+                            size,
+                            name,
+                        } => {
                             err.set_envelope(self.envelope, false);
                             self.records += 1;
-                            let have = src.len() as u64;
-                            let take = have.min(skip_to) as usize;
-                            self.advance(src, take);
+                            // The skip starts at the delimiter's last byte, so that an
+                            // object starting right at the value's first byte is found
+                            // if the skip is undone (resynchronisation never takes the
+                            // first byte of what it scans).
+                            let head = start - 1;
+                            let prefix = src.take(head);
+                            self.base += head as u64;
+                            self.spill = None;
                             self.state = State::Skip {
-                                remaining: skip_to - take as u64,
+                                remaining: size.saturating_add(1),
+                                skipped: 0,
+                                err: Box::new(err),
+                                prefix,
+                                name,
+                                size,
                             };
-                            return Some(Err(err));
                         }
                     }
                 }
-                State::Skip { remaining } => {
-                    let n = (*remaining).min(src.len() as u64);
-                    *remaining -= n;
-                    let done = *remaining == 0;
-                    self.advance(src, n as usize);
-                    if !done {
-                        return None;
+                State::Skip {
+                    remaining, skipped, ..
+                } => {
+                    // Step over the declared bytes as they arrive (in the stream path
+                    // keeping them on disk), then over whitespace, and look at what
+                    // follows: another attribute or the object's `}` confirms the size.
+                    let mut n = (*remaining).min(src.len() as u64) as usize;
+                    *remaining -= n as u64;
+                    if *remaining == 0 {
+                        n += src[n..].iter().take_while(|&&b| is_ws(b)).count();
                     }
-                    // The rest of the rejected object (attributes after the huge value,
-                    // its `}`) is discarded up to the next object start.
-                    self.state = State::Resync {
-                        err: None,
-                        scan_from: 0,
-                        lost: 0,
-                        owned: 1,
-                        braces: 0,
+                    *skipped += n as u64;
+                    let in_value = *remaining > 0;
+                    if !B::HELD_WHOLE {
+                        spill_write(&mut self.spill, &mut self.io_error, &src[..n]);
+                    }
+                    src.consume(n);
+                    self.base += n as u64;
+                    let verdict = if in_value {
+                        if eof {
+                            Some(false)
+                        } else {
+                            return None;
+                        }
+                    } else {
+                        boundary_at(src, 0, eof, 0, MAX_NAME)
                     };
+                    match verdict {
+                        None => return None,
+                        Some(true) => {
+                            // The size was right: the object really is too large. The
+                            // rest of it (attributes after the value, its `}`) is
+                            // discarded up to the next object start.
+                            self.spill = None;
+                            let State::Skip { err, .. } = std::mem::replace(
+                                &mut self.state,
+                                State::Resync {
+                                    err: None,
+                                    scan_from: 0,
+                                    lost: 0,
+                                    owned: 1,
+                                    braces: 0,
+                                    prefix: None,
+                                },
+                            ) else {
+                                unreachable!("in the Skip state")
+                            };
+                            return Some(Err(*err));
+                        }
+                        Some(false) => {
+                            if !self.undo_skip(src, in_value) {
+                                return None;
+                            }
+                        }
+                    }
                 }
                 State::Resync {
                     err,
@@ -417,6 +565,7 @@ impl SoifDecoder {
                     lost,
                     owned,
                     braces,
+                    prefix,
                 } => {
                     let mut found = None;
                     // Everything before `undecided` is known not to start an object; an
@@ -462,6 +611,7 @@ impl SoifDecoder {
                     };
                     let lost = *lost;
                     let err = err.take();
+                    let prefix = prefix.take();
                     // Did the skipped bytes hold the envelope's `}`? (See "Errors inside
                     // envelopes".) Decided on the bytes alone, however they arrived.
                     let envelope = self.envelope;
@@ -481,9 +631,18 @@ impl SoifDecoder {
                         // The same rule however the input arrived: a region longer than
                         // one record is counted, not kept (`lost` is only the part that
                         // was already dropped while waiting for its end).
-                        let whole = lost + end as u64;
-                        if whole <= self.opts.max_record_size as u64 && !raw.is_empty() {
-                            e.set_raw(raw);
+                        let head = prefix.as_ref().map_or(0, |p| p.len() as u64);
+                        let whole = head + lost + end as u64;
+                        if whole <= self.opts.max_record_size as u64 && whole > 0 {
+                            e.set_raw(match prefix {
+                                Some(p) if !p.is_empty() => {
+                                    let mut joined = BytesMut::with_capacity(whole as usize);
+                                    joined.extend_from_slice(&p);
+                                    joined.extend_from_slice(&raw);
+                                    joined.freeze()
+                                }
+                                _ => raw,
+                            });
                         }
                         return Some(Err(e));
                     }
@@ -512,8 +671,70 @@ impl SoifDecoder {
             lost: 0,
             owned: 1,
             braces: 0,
+            prefix: None,
         };
         err
+    }
+
+    /// The bytes after a skipped value do not continue the object, so its declared size
+    /// was wrong: give the skipped bytes back and resynchronise from just after the
+    /// value's header, so that the objects inside them are read (see "Undoing a skip").
+    /// `truncated`: the input ended inside the declared value. Returns whether the bytes
+    /// are back in `src` (held whole); otherwise they are queued for replay and the
+    /// caller returns to be fed them.
+    fn undo_skip<B: Buffer>(&mut self, src: &mut B, truncated: bool) -> bool {
+        let State::Skip {
+            skipped,
+            err,
+            prefix,
+            name,
+            size,
+            ..
+        } = std::mem::replace(&mut self.state, State::Between)
+        else {
+            unreachable!("undo_skip outside the Skip state")
+        };
+        let mut err = *err;
+        *err.kind_mut() = if truncated {
+            ErrorKind::Truncated {
+                context: format!(
+                    "the value of `{name}` declares {size} bytes, {} remain",
+                    skipped.saturating_sub(1)
+                ),
+            }
+        } else {
+            ErrorKind::BadValueSize {
+                name,
+                declared: size,
+            }
+        };
+        let back = B::HELD_WHOLE;
+        if back {
+            // `skipped` bytes were consumed from this very window: they fit in usize.
+            src.rewind(usize::try_from(skipped).unwrap_or(usize::MAX));
+        } else {
+            // What has been read past the skipped bytes goes after them in the spill, and
+            // the whole is read again before any later input.
+            spill_write(&mut self.spill, &mut self.io_error, &src[..]);
+            let rest = src.len();
+            src.consume(rest);
+            if let Some(spill) = self.spill.take() {
+                match spill.into_replay() {
+                    Ok(r) => self.replay.push(r),
+                    Err(e) => self.io_error = Some(e),
+                }
+            }
+        }
+        self.base -= skipped;
+        self.state = State::Resync {
+            err: Some(err),
+            scan_from: 1,
+            lost: 0,
+            owned: 1,
+            braces: 0,
+            prefix: Some(prefix),
+        };
+        back
     }
 
     /// The position of `src[rel]` in the object being parsed, with its URL once read.
@@ -622,9 +843,10 @@ impl SoifDecoder {
             }
             // The attribute name: up to `{`.
             let limit = len.min(c + MAX_NAME + 1);
+            // Names exclude braces: `a}b{1}:` is not an attribute.
             let stop = buf[c..limit]
                 .iter()
-                .position(|&b| b == b'{' || is_ws(b))
+                .position(|&b| b == b'{' || b == b'}' || is_ws(b))
                 .map(|i| c + i);
             let n = match stop {
                 None if limit == len => return self.need_more(src, eof),
@@ -638,7 +860,7 @@ impl SoifDecoder {
             };
             if buf[n] != b'{' || n == c {
                 // Whitespace before any `{`: not an attribute.
-                if lenient && self.obj.attrs.is_empty() && n > c {
+                if lenient && self.obj.attrs.is_empty() && n > c && is_ws(buf[n]) {
                     // `@T { ftp://host/dir/ file.txt\n`: a URL broken by a line wrap.
                     let mut url = self
                         .obj
@@ -774,15 +996,21 @@ impl SoifDecoder {
                 }
             };
             if let Some(s) = size {
-                // Checked before anything is buffered for the value.
-                let end = start as u64 + s;
-                if end > max as u64 {
+                // Checked before anything is buffered for the value. The size is the
+                // input's word: `start + s` may not even fit in a u64.
+                let end = (start as u64).checked_add(s);
+                if end.is_none_or(|end| end > max as u64) {
                     let kind = ErrorKind::RecordTooLarge {
                         name: lossy(&buf[name.clone()]),
-                        declared: end,
+                        declared: end.unwrap_or(u64::MAX),
                         max,
                     };
-                    return Progress::TooLarge(self.error(src, kind, n), end);
+                    return Progress::TooLarge {
+                        err: self.error(src, kind, n),
+                        start,
+                        size: s,
+                        name: lossy(&buf[name.clone()]),
+                    };
                 }
             } else {
                 self.repair(n, format!("attribute `{}`: size {{{}}} is not a number; value read to the end of the line", lossy(&buf[name.clone()]), lossy(size_text)));
@@ -893,6 +1121,7 @@ impl SoifDecoder {
                 // envelope's `}` must not turn every later envelope into an error.
                 b'@' => {
                     self.envelope = Some(action);
+                    self.envelope_at = self.base;
                     return Ok(Some(Progress::Envelope(k)));
                 }
                 // `@DELETE { }`: an empty section.
@@ -945,47 +1174,79 @@ impl SoifDecoder {
                         self.obj.pending = Some(p);
                         return Ok(false);
                     }
+                    // The declared end is taken when it is a clean boundary: an attribute
+                    // or `}` after whitespace, or whitespace before it (a name glued to
+                    // the value's last byte means the count cut that name in two).
                     let at_end = if len >= end {
-                        boundary_at(buf, end, eof, 0, MAX_NAME)
+                        let clean = end == len
+                            || is_ws(buf[end])
+                            || buf[end] == b'}'
+                            || is_ws(buf[end - 1]);
+                        boundary_at(buf, end, eof, 0, MAX_NAME).map(|b| b && clean)
                     } else {
                         Some(false)
                     };
-                    if at_end == Some(true) {
-                        end
-                    } else if at_end.is_none() && !eof {
+                    if at_end.is_none() && !eof {
                         // A long run of whitespace after the value: wait to see what follows.
                         self.obj.pending = Some(p);
                         return Ok(false);
+                    }
+                    // Even a clean end is checked for lines the value would swallow (see
+                    // `line_boundary`), so the window past it must be there too.
+                    let window = 256 + size as usize / 8;
+                    if len < end + window && !eof {
+                        self.want = end + window;
+                        self.obj.pending = Some(p);
+                        return Ok(false);
+                    }
+                    // What the repair may look at: the same bytes however the input
+                    // arrived (never more than `end + window`), and never past the next
+                    // object's start, so that a repair cannot merge two objects.
+                    let hi = len.min(end + window);
+                    let hi = object_start_in(&buf[..hi], p.start, eof && hi == len).unwrap_or(hi);
+                    let view = &buf[..hi];
+                    let view_eof = eof && hi == len;
+                    let exact = at_end == Some(true);
+                    // A count that lands on a clean boundary is believed, whatever the
+                    // value holds (a value may quote SOIF). Otherwise the first line that
+                    // reads as the next attribute or the object's end wins over the
+                    // boundary nearest the count (see `line_boundary`).
+                    let chosen = if exact {
+                        None
                     } else {
-                        let window = 256 + size as usize / 8;
-                        if len < end + window && !eof {
-                            self.obj.pending = Some(p);
-                            return Ok(false);
+                        line_boundary(view, p.start, view_eof).or_else(|| {
+                            search_boundary(view, p.start, end, view.len(), view_eof)
+                                .map(|q| (q, "the next attribute on the same line"))
+                        })
+                    };
+                    match chosen {
+                        None if exact => end,
+                        Some((q, what)) => {
+                            let got = (q - p.start) as u64;
+                            self.repair(
+                                p.start,
+                                format!(
+                                    "attribute `{}` declares {} bytes; read {} ({} {}), up to {}",
+                                    lossy(&buf[p.name.clone()]),
+                                    size,
+                                    got,
+                                    size.abs_diff(got),
+                                    if got < size { "fewer" } else { "more" },
+                                    what
+                                ),
+                            );
+                            q
                         }
-                        match search_boundary(buf, p.start, end, window, eof) {
-                            Some(q) => {
-                                self.repair(
-                                    p.start,
-                                    format!(
-                                        "attribute `{}` declares {} bytes; the value ends after {}",
-                                        lossy(&buf[p.name.clone()]),
-                                        size,
-                                        q - p.start
-                                    ),
-                                );
-                                q
-                            }
-                            None if len < end => {
-                                self.obj.pending = Some(p);
-                                return Err(self.need_more(src, true));
-                            }
-                            None => {
-                                let kind = ErrorKind::BadValueSize {
-                                    name: lossy(&buf[p.name.clone()]),
-                                    declared: size,
-                                };
-                                return Err(Progress::Error(self.error(src, kind, end), p.start));
-                            }
+                        None if len < end => {
+                            self.obj.pending = Some(p);
+                            return Err(self.need_more(src, true));
+                        }
+                        None => {
+                            let kind = ErrorKind::BadValueSize {
+                                name: lossy(&buf[p.name.clone()]),
+                                declared: size,
+                            };
+                            return Err(Progress::Error(self.error(src, kind, end), p.start));
                         }
                     }
                 }
@@ -1028,6 +1289,12 @@ impl SoifDecoder {
                 }
             }
         };
+        if self.obj.attrs.len() >= self.max_attributes {
+            let kind = ErrorKind::TooManyAttributes {
+                max: self.max_attributes,
+            };
+            return Err(Progress::Error(self.error(src, kind, p.name.start), end));
+        }
         self.obj.attrs.push((p.name, p.start..end));
         self.obj.cursor = end;
         Ok(true)
@@ -1080,6 +1347,103 @@ fn boundary_at(buf: &[u8], at: usize, eof: bool, min_ws: usize, max_name: usize)
     }
 }
 
+/// The first place in `buf[start..]` where a value can end at a line break: a newline
+/// (the value stops before it, and before a `\r` ahead of it) followed by a line that reads
+/// as an attribute header (`Name{n}:` then a tab or space, indented or not) or as the
+/// object's end (`}` lines, then the next object or the end of the input). Returns the
+/// value's end and what follows it, for the repair message.
+///
+/// Why lines: every writer of SOIF puts an attribute on a line of its own, so when a
+/// byte count is wrong, the next line that parses as an attribute is the best evidence
+/// of where the value ended, better than whichever boundary lies nearest the count. A
+/// value's own text rarely has such a line (its `}` lines, as in program code, are not
+/// followed by an object).
+fn line_boundary(buf: &[u8], start: usize, eof: bool) -> Option<(usize, &'static str)> {
+    for i in memchr::memchr_iter(b'\n', &buf[start.min(buf.len())..]).map(|i| start + i) {
+        let what = if attr_line_at(buf, i + 1) {
+            "the next attribute line"
+        } else if close_line_at(buf, i + 1, eof) {
+            "the object's `}` line"
+        } else {
+            continue;
+        };
+        let q = if i > start && buf[i - 1] == b'\r' {
+            i - 1
+        } else {
+            i
+        };
+        return Some((q, what));
+    }
+    None
+}
+
+/// Whether `buf[j..]` starts with an attribute header: spaces or tabs, `NAME{DIGITS}:`
+/// then a tab or a space (or `NAME:{DIGITS}` then one, as RFC 2655 prints it).
+fn attr_line_at(buf: &[u8], mut j: usize) -> bool {
+    while j < buf.len() && (buf[j] == b' ' || buf[j] == b'\t') {
+        j += 1;
+    }
+    let name = j;
+    while j < buf.len() && !is_ws(buf[j]) && buf[j] != b'{' && buf[j] != b'}' {
+        j += 1;
+        if j - name > SEARCH_NAME {
+            return false;
+        }
+    }
+    if j == name || buf.get(j) != Some(&b'{') {
+        return false;
+    }
+    let colon_before = buf[j - 1] == b':' && j - name > 1;
+    j += 1;
+    let digits = j;
+    while j < buf.len() && buf[j].is_ascii_digit() {
+        j += 1;
+    }
+    if j == digits || j - digits > 20 || buf.get(j) != Some(&b'}') {
+        return false;
+    }
+    match (buf.get(j + 1), buf.get(j + 2)) {
+        (Some(b':'), Some(b'\t' | b' ')) => true,
+        (Some(b'\t' | b' '), _) => colon_before,
+        _ => false,
+    }
+}
+
+/// Whether `buf[j..]` starts with the object's closing `}` line: spaces or tabs, `}`, then
+/// only whitespace and `}` (an envelope's) up to the next object or the end of the input.
+fn close_line_at(buf: &[u8], mut j: usize, eof: bool) -> bool {
+    while j < buf.len() && (buf[j] == b' ' || buf[j] == b'\t') {
+        j += 1;
+    }
+    if buf.get(j) != Some(&b'}') {
+        return false;
+    }
+    loop {
+        j += 1;
+        j = skip_ws(buf, j);
+        match buf.get(j) {
+            None => return eof,
+            Some(b'}') => {}
+            Some(b'@') => return is_object_start(buf, j, eof) == Some(true),
+            Some(_) => return false,
+        }
+    }
+}
+
+/// The first object start (`@TEMPLATE {`) at or after `from`, if one is decided within
+/// `buf`.
+fn object_start_in(buf: &[u8], from: usize, eof: bool) -> Option<usize> {
+    let mut at = from.max(1);
+    while at < buf.len() {
+        let p = at + memchr::memchr(b'@', &buf[at..])?;
+        if is_object_start(buf, p, eof) == Some(true) {
+            return Some(p);
+        }
+        at = p + 1;
+    }
+    None
+}
+
 /// The boundary nearest to `end`, searching back to `start` and forward `window` bytes.
 fn search_boundary(
     buf: &[u8],
@@ -1106,13 +1470,15 @@ fn search_boundary(
     }
 }
 
-/// Whether an object starts at `p` (`@` after whitespace, a template name, whitespace of
+/// Whether an object starts at `p` (`@`, a template name, whitespace of
 /// at most [`MAX_HEADER_GAP`] bytes, `{`). `None`: more bytes are needed to tell. The
 /// answer depends only on the bytes, never on where a read ended, so resynchronising
 /// finds the same objects however the input arrives. `p == 0` is never a start: it is the
 /// first byte of the region being skipped (or a byte already looked at).
 fn is_object_start(buf: &[u8], p: usize, eof: bool) -> Option<bool> {
-    if p == 0 || !is_ws(buf[p - 1]) {
+    // Anywhere, not only after whitespace: Harvest's own parser finds `@FILE {` after
+    // garbage on the same line, and so must resynchronisation, or that object is lost.
+    if p == 0 || buf.get(p) != Some(&b'@') {
         return Some(false);
     }
     let len = buf.len();
@@ -1198,16 +1564,112 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Appends skipped bytes to the spill, creating it on first use. A failure is kept in
+/// `io_error` (the stream's fatal error) and later bytes are not written.
+fn spill_write(spill: &mut Option<Spill>, io_error: &mut Option<std::io::Error>, bytes: &[u8]) {
+    use std::io::Write;
+    if bytes.is_empty() || io_error.is_some() {
+        return;
+    }
+    if spill.is_none() {
+        match tempfile::tempfile() {
+            Ok(file) => *spill = Some(Spill { file, len: 0 }),
+            Err(e) => {
+                *io_error = Some(e);
+                return;
+            }
+        }
+    }
+    if let Some(s) = spill {
+        match s.file.write_all(bytes) {
+            Ok(()) => s.len += bytes.len() as u64,
+            Err(e) => *io_error = Some(e),
+        }
+    }
+}
+
+impl Spill {
+    fn into_replay(mut self) -> std::io::Result<Replay> {
+        use std::io::Seek;
+        self.file.seek(std::io::SeekFrom::Start(0))?;
+        Ok(Replay {
+            file: self.file,
+            left: self.len,
+        })
+    }
+}
+
+impl SoifDecoder {
+    /// The stream path: decodes from `src`, but first from the bytes of undone skips
+    /// (see "Undoing a skip"), which go before anything in `src`.
+    fn decode_stream(
+        &mut self,
+        src: &mut BytesMut,
+        eof: bool,
+    ) -> std::io::Result<Option<Result<Record, DecodeError>>> {
+        use std::io::Read;
+        loop {
+            if let Some(e) = self.io_error.take() {
+                return Err(e);
+            }
+            if self.replay.is_empty() {
+                if !self.rbuf.is_empty() {
+                    // The replay is over: what is left of it comes before the live bytes.
+                    let mut r = std::mem::take(&mut self.rbuf);
+                    r.extend_from_slice(src);
+                    *src = r;
+                }
+                let item = self.decode_inner(src, eof);
+                if item.is_none() && (!self.replay.is_empty() || self.io_error.is_some()) {
+                    // A skip was undone: its bytes (and `src`'s) wait in the replay.
+                    continue;
+                }
+                return Ok(item);
+            }
+            let mut r = std::mem::take(&mut self.rbuf);
+            let item = self.decode_inner(&mut r, false);
+            self.rbuf = r;
+            if item.is_some() {
+                if let Some(e) = self.io_error.take() {
+                    return Err(e);
+                }
+                return Ok(item);
+            }
+            if self.io_error.is_some() {
+                continue;
+            }
+            // More bytes: from the innermost undone skip (a skip undone while replaying
+            // pushed its own bytes, which come first).
+            let Some(top) = self.replay.last_mut() else {
+                continue;
+            };
+            let want = self.want.saturating_sub(self.rbuf.len()).max(REPLAY_CHUNK);
+            let n = usize::try_from(top.left).unwrap_or(usize::MAX).min(want);
+            if n > 0 {
+                let at = self.rbuf.len();
+                self.rbuf.resize(at + n, 0);
+                if let Err(e) = top.file.read_exact(&mut self.rbuf[at..]) {
+                    return Err(e);
+                }
+                top.left -= n as u64;
+            }
+            if top.left == 0 {
+                self.replay.pop();
+            }
+        }
+    }
+}
+
 impl tokio_util::codec::Decoder for SoifDecoder {
     type Item = Result<Record, DecodeError>;
     type Error = std::io::Error;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
-        Ok(self.decode_inner(src, false))
+        self.decode_stream(src, false)
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
-        Ok(self.decode_inner(src, true))
+        self.decode_stream(src, true)
     }
 }
 
@@ -1219,6 +1681,11 @@ impl tokio_util::codec::Decoder for SoifDecoder {
 /// memory-mapped file). The parser only ever looks at the bytes, drops bytes from the
 /// front, and splits a finished object off the front, so those are the whole interface.
 trait Buffer: std::ops::Deref<Target = [u8]> {
+    /// Whether every byte of the input stays reachable, so that a skip is undone by
+    /// [`rewind`](Buffer::rewind) rather than from a spill file.
+    const HELD_WHOLE: bool;
+    /// Gives back the last `n` consumed bytes (held whole only).
+    fn rewind(&mut self, n: usize);
     /// Drops `n` bytes from the front.
     fn consume(&mut self, n: usize);
     /// Splits the first `n` bytes off the front, as a shared slice.
@@ -1228,6 +1695,12 @@ trait Buffer: std::ops::Deref<Target = [u8]> {
 }
 
 impl Buffer for BytesMut {
+    const HELD_WHOLE: bool = false;
+
+    fn rewind(&mut self, _n: usize) {
+        // Never called: the stream path undoes a skip from its spill.
+    }
+
     fn consume(&mut self, n: usize) {
         self.advance(n);
     }
@@ -1265,6 +1738,12 @@ impl std::ops::Deref for Window {
 }
 
 impl Buffer for Window {
+    const HELD_WHOLE: bool = true;
+
+    fn rewind(&mut self, n: usize) {
+        self.start = self.start.saturating_sub(n);
+    }
+
     fn consume(&mut self, n: usize) {
         self.start += n;
     }
@@ -1361,6 +1840,11 @@ impl SoifDecoder {
     /// look-ahead), relative to the object's start; `None` when no value of known size is
     /// pending.
     fn pending_end(&self) -> Option<usize> {
+        if let State::Skip { remaining, .. } = self.state {
+            // Step over a skipped value in one move, with room to see what follows it.
+            let r = usize::try_from(remaining).ok()?;
+            return Some(r.saturating_add(2 * LOOKAHEAD + MAX_NAME));
+        }
         if !matches!(self.state, State::Object) {
             return None;
         }
@@ -1375,12 +1859,30 @@ impl SoifDecoder {
 }
 
 /// Decodes a complete in-memory input (tests, small inputs such as RDM messages).
+///
+/// It runs the stream path (the input as one read). Should the spill file of an undone
+/// skip fail (no temporary directory), decoding stops there with an
+/// [`ErrorKind::Spill`] error as the last item.
 pub fn decode_all(input: &[u8], opts: DecoderOptions) -> Vec<Result<Record, DecodeError>> {
     let mut decoder = SoifDecoder::new(opts);
     let mut src = BytesMut::from(input);
     let mut out = Vec::new();
-    while let Some(item) = decoder.decode_inner(&mut src, true) {
-        out.push(item);
+    loop {
+        match decoder.decode_stream(&mut src, true) {
+            Ok(Some(item)) => out.push(item),
+            Ok(None) => break,
+            Err(e) => {
+                let pos = Position::new(decoder.base, decoder.records + 1)
+                    .with_input(decoder.opts.input.clone());
+                out.push(Err(DecodeError::new(
+                    ErrorKind::Spill {
+                        message: e.to_string(),
+                    },
+                    pos,
+                )));
+                break;
+            }
+        }
     }
     out
 }

@@ -48,6 +48,17 @@ pub enum ErrorKind {
     Truncated { context: String },
     /// An attribute name longer than the decoder accepts (no `{` found).
     NameTooLong { max: usize },
+    /// The object holds more attributes than the decoder accepts
+    /// ([`DecoderOptions::attribute_limit`](super::DecoderOptions::attribute_limit)).
+    TooManyAttributes { max: usize },
+    /// The input ended inside a Harvest envelope (`@DELETE {`, `@REFRESH {`,
+    /// `@UPDATE {`) that was never closed; `opened_at` is the envelope's byte offset. The
+    /// records read inside it carry its action, which may not be what the file meant.
+    UnclosedEnvelope { envelope: String, opened_at: u64 },
+    /// The temporary file that keeps a skipped value's bytes (in case its declared size
+    /// proves wrong) could not be written or read. Only [`decode_all`](super::decode_all)
+    /// reports it as an item; the stream decoder returns it as its I/O error.
+    Spill { message: String },
 }
 
 impl fmt::Display for ErrorKind {
@@ -89,6 +100,21 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Truncated { context } => write!(f, "input ended inside an object: {context}"),
             ErrorKind::NameTooLong { max } => {
                 write!(f, "attribute name longer than {max} bytes (no `{{` found)")
+            }
+            ErrorKind::TooManyAttributes { max } => write!(
+                f,
+                "object has more than {max} attributes (one per 64 bytes of --max-record-size); skipped"
+            ),
+            ErrorKind::UnclosedEnvelope {
+                envelope,
+                opened_at,
+            } => write!(
+                f,
+                "input ended inside the `@{envelope} {{` envelope opened at byte {opened_at}: its closing `}}` is missing, so every record after it was read as `{}`",
+                envelope.to_ascii_lowercase()
+            ),
+            ErrorKind::Spill { message } => {
+                write!(f, "could not keep skipped bytes in a temporary file: {message}")
             }
         }
     }
