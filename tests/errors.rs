@@ -338,3 +338,128 @@ fn a_bad_object_ending_an_envelope_is_quarantined_inside_it_and_closes_it() {
         .unwrap();
     assert_eq!(left, 0);
 }
+
+// --- fatal errors name the input and the position, and the summary is printed ---------
+
+/// `fixtures/compressed/two.soif` (two records, 72 bytes) and its gzip and zstd forms.
+fn compressed(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(&format!("compressed/{name}"))).unwrap()
+}
+
+/// Runs `soif convert FILE --to jsonl` on `data` written to a file named `name`.
+fn convert_file(name: &str, data: &[u8]) -> (std::process::Output, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, data).unwrap();
+    let p = path.to_str().unwrap().to_string();
+    (run(&["convert", &p, "--to", "jsonl"], b""), p)
+}
+
+#[test]
+fn a_truncated_gzip_names_the_input_and_the_offset_and_prints_the_summary() {
+    let gz = compressed("two.soif.gz");
+    let cut = gz.len() - 10;
+    let (out, path) = convert_file("cut.gz", &gz[..cut]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("soif: error: {path}: reading stopped after")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "gzip data truncated: the input ends at compressed byte {cut} inside a gzip stream"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("bytes decompressed"), "{err}");
+    assert!(err.contains("soif: stopped: "), "{err}");
+    let c = summary(&out);
+    assert_eq!(c.records_in, c.out + c.rejected + c.filtered);
+    // `-q` silences the summary, not the error.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.gz");
+    std::fs::write(&p, &gz[..cut]).unwrap();
+    let quiet = run(&["convert", p.to_str().unwrap(), "--to", "null", "-q"], b"");
+    assert_eq!(code(&quiet), 1);
+    let err = stderr(&quiet);
+    assert!(
+        err.contains("gzip data truncated") && !err.contains("records in"),
+        "{err}"
+    );
+}
+
+#[test]
+fn trailing_garbage_after_a_gzip_member_is_an_error_at_its_offset() {
+    let gz = compressed("two.soif.gz");
+    let data = [&gz[..], b"\0\0garbage\n"].concat();
+    let (out, path) = convert_file("garbage.gz", &data);
+    assert_eq!(code(&out), 1);
+    // The member's records are converted before the error.
+    assert_eq!(stdout(&out).lines().count(), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{path}: reading stopped after 72 bytes of SOIF and 2 records: trailing garbage \
+             after the gzip data at compressed byte {}, after 72 bytes decompressed",
+            gz.len()
+        )),
+        "{err}"
+    );
+    let c = summary(&out);
+    assert_eq!((c.records_in, c.out), (2, 2), "{err}");
+}
+
+#[test]
+fn gzip_members_concatenate_but_another_format_after_one_is_an_error() {
+    let gz = compressed("two.soif.gz");
+    // `cat a.gz b.gz` is one gzip stream (RFC 1952 §2.2) and reads on.
+    let (out, _) = convert_file("two.gz", &[&gz[..], &gz[..]].concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(summary(&out).out, 4);
+    // `cat a.gz b.zst` is not.
+    let zst = compressed("two.soif.zst");
+    let (out, _) = convert_file("mixed.gz", &[&gz[..], &zst[..]].concat());
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "a zstd stream follows the gzip data at compressed byte {}",
+            gz.len()
+        )),
+        "{err}"
+    );
+    assert_eq!(summary(&out).out, 2, "{err}");
+    // And zstd frames concatenate too.
+    let (out, _) = convert_file("two.zst", &[&zst[..], &zst[..]].concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(summary(&out).out, 4);
+}
+
+#[test]
+fn a_sink_write_error_prints_the_summary_of_what_was_written() {
+    // /dev/full: every write fails with "No space left on device".
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("note: no /dev/full; skipped");
+        return;
+    }
+    let input = compressed("two.soif");
+    let out = run(&["convert", "--to", "jsonl", "-o", "/dev/full"], &input);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(err.contains("soif: error: "), "{err}");
+    assert!(err.contains("soif: stopped: 2 records in, "), "{err}");
+}
+
+#[test]
+fn a_rejected_record_under_fail_is_counted_in_the_summary() {
+    let out = run(&["convert", "--to", "soif"], &bad_input());
+    assert_eq!(code(&out), 1);
+    let c = summary(&out);
+    assert_eq!(
+        (c.records_in, c.out, c.rejected),
+        (2, 1, 1),
+        "{}",
+        stderr(&out)
+    );
+}

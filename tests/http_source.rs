@@ -69,6 +69,19 @@ fn handle(mut stream: TcpStream) {
             }
             stream.write_all(b"0\r\n\r\n").unwrap();
         }
+        "/broken-off.soif" => {
+            // Promises the whole file, sends the first record and a half, hangs up.
+            let body = rfc_documents();
+            let first = body.windows(2).position(|w| w == b"}\n").unwrap() + 2;
+            write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )
+            .unwrap();
+            stream.write_all(&body[..first + 40]).unwrap();
+            stream.flush().unwrap();
+        }
         _ => {
             stream
                 .write_all(
@@ -121,5 +134,23 @@ fn a_url_can_feed_a_csv_first_pass() {
         3,
         "{csv}"
     );
+    server.join().unwrap();
+}
+
+#[test]
+fn a_body_that_breaks_off_names_the_position_and_prints_the_summary() {
+    let (base, server) = serve(1);
+    let url = format!("{base}/broken-off.soif");
+    let out = run(&["convert", &url, "--to", "jsonl"], b"");
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("soif: error: {url}: reading stopped after ")),
+        "{err}"
+    );
+    assert!(err.contains(" bytes of SOIF and 1 record: "), "{err}");
+    let c = summary(&out);
+    assert_eq!((c.records_in, c.out), (1, 1), "{err}");
+    assert_eq!(stdout(&out).lines().count(), 1);
     server.join().unwrap();
 }

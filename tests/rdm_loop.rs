@@ -314,6 +314,11 @@ enum Fault {
     LoseReply,
     /// Answers 503 with an RDM status-response.
     Unavailable,
+    /// Answers this status (429, 503) with `Retry-After: 1` and an RDM status-response.
+    Busy(u16),
+    /// Answers `200 OK` with an HTML page, as a captive portal or a misconfigured proxy
+    /// does.
+    Portal,
     /// Passes everything on.
     Forward,
 }
@@ -354,6 +359,28 @@ fn flaky_proxy(server: String, faults: Vec<Fault>) -> Proxy {
                     let _ = write!(
                         client,
                         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/x-rdm\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = client.shutdown(Shutdown::Both);
+                }
+                Fault::Busy(status) => {
+                    let mut buf = [0u8; 65536];
+                    let _ = client.read(&mut buf);
+                    let body = "@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\nRDM-Error-Message{9}:\tslow down\n}\n";
+                    let _ = write!(
+                        client,
+                        "HTTP/1.1 {status} Busy\r\nRetry-After: 1\r\nContent-Type: application/x-rdm\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = client.shutdown(Shutdown::Both);
+                }
+                Fault::Portal => {
+                    let mut buf = [0u8; 65536];
+                    let _ = client.read(&mut buf);
+                    let body = "<html><body>Please log in to use this network.</body></html>";
+                    let _ = write!(
+                        client,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                         body.len()
                     );
                     let _ = client.shutdown(Shutdown::Both);
@@ -609,4 +636,128 @@ fn gzip_posts_arrive_compressed_and_whole() {
         assert_eq!(sent.contains("rdm-type{11}:\trd-response"), !gzip);
         assert_eq!(catalog_jsonl(&server.csid()), direct, "{gzip}");
     }
+}
+
+/// `soif convert INPUTS --to rdm -o CSID --token TOKEN --batch-size 2`.
+fn send_through(csid: &str, inputs: &[String]) -> std::process::Output {
+    Command::new(SOIF)
+        .arg("convert")
+        .args(inputs)
+        .args([
+            "--to",
+            "rdm",
+            "-o",
+            csid,
+            "--token",
+            TOKEN,
+            "--batch-size",
+            "2",
+        ])
+        .env_remove("SOIF_TOKEN")
+        .output()
+        .unwrap()
+}
+
+/// The `out` count of the summary line on stderr.
+fn summary_out(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains(" records in, "))
+        .unwrap_or_else(|| panic!("no summary line in {stderr}"));
+    line.split(" records in, ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no out count in {line}"))
+}
+
+#[test]
+fn a_200_html_page_stores_nothing_and_fails_with_the_summary() {
+    let server = Serve::start("loop", TOKEN, &[]);
+    let Proxy {
+        addr: proxy,
+        connections,
+        ..
+    } = flaky_proxy(server.addr.clone(), vec![Fault::Portal]);
+    let out = send_through(
+        &format!("x-catalog://{proxy}/loop"),
+        &[fixture("rfc2655/documents.soif")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(connections.load(Ordering::SeqCst), 1, "not retried");
+    assert!(
+        err.contains("HTTP 200 OK with a text/html reply, not an RDM status-response"),
+        "{err}"
+    );
+    assert!(
+        err.contains("0 records stored in the catalog before this"),
+        "{err}"
+    );
+    assert!(err.contains("soif: stopped: 3 records in, 0 out"), "{err}");
+    assert_eq!(summary_out(&err), 0);
+    assert!(catalog_jsonl(&server.csid()).is_empty());
+}
+
+#[test]
+fn a_429_and_a_503_are_retried_after_retry_after() {
+    let server = Serve::start("loop", TOKEN, &[]);
+    let Proxy {
+        addr: proxy,
+        connections,
+        ..
+    } = flaky_proxy(
+        server.addr.clone(),
+        vec![Fault::Busy(429), Fault::Busy(503)],
+    );
+    let inputs = [fixture("rfc2655/documents.soif")];
+    let started = std::time::Instant::now();
+    let out = send_through(&format!("x-catalog://{proxy}/loop"), &inputs);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Retry-After: 1, twice (the backoff alone would have waited 0.25 s + 0.5 s).
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "{err}"
+    );
+    assert!(connections.load(Ordering::SeqCst) >= 3);
+    // Each retry is reported as a warning and counted.
+    assert!(err.contains("soif: warning: rdm output: HTTP 429 Too Many Requests: slow down; sending the batch of 2 records again in 1.0 s (retry 1 of 6)"), "{err}");
+    assert!(
+        err.contains("HTTP 503 Service Unavailable: slow down"),
+        "{err}"
+    );
+    assert!(err.contains(", 2 warnings"), "{err}");
+    assert_eq!(summary_out(&err), 3);
+    let direct = soif(&["convert", &inputs[0], "--to", "jsonl", "-q"]);
+    assert_eq!(catalog_jsonl(&server.csid()), json_set(&direct.stdout));
+}
+
+#[test]
+fn a_refusal_mid_run_reports_what_reached_the_catalog() {
+    // Bodies over 8 KiB are refused (413): the second batch holds a 20 KB record.
+    let server = Serve::start("loop", TOKEN, &["--max-body", "8KiB"]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.soif");
+    let big = "x".repeat(20_000);
+    std::fs::write(
+        &input,
+        format!(
+            "@FILE {{ http://a/\nTitle{{1}}:\ta\n}}\n@FILE {{ http://b/\nTitle{{1}}:\tb\n}}\n\
+             @FILE {{ http://c/\nTitle{{1}}:\tc\n}}\n@FILE {{ http://d/\nTitle{{{}}}:\t{big}\n}}\n",
+            big.len()
+        ),
+    )
+    .unwrap();
+    let out = send_through(&server.csid(), &[input.to_str().unwrap().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("HTTP 413"), "{err}");
+    assert!(
+        err.contains("2 records stored in the catalog before this"),
+        "{err}"
+    );
+    assert!(err.contains("soif: stopped: 4 records in, 2 out"), "{err}");
+    assert_eq!(catalog_jsonl(&server.csid()).len(), 2);
 }

@@ -240,6 +240,84 @@ fn killed_mid_load_then_rerun_converges() {
         one::<String>(&crash, "SELECT status FROM soif_runs WHERE id = 2"),
         "ok"
     );
+    // The next run found the killed one still `running` with no loader alive.
+    assert_eq!(
+        one::<String>(&crash, "SELECT status FROM soif_runs WHERE id = 1"),
+        "interrupted"
+    );
+}
+
+/// A loader reading stdin, mid-run into `db` (its first batches committed); kill it to
+/// end it.
+fn live_loader(db: &Path, head: &[u8]) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = soif()
+        .args([
+            "convert",
+            "-",
+            "--to",
+            "sqlite",
+            "-q",
+            "--batch-size",
+            "10",
+            "-o",
+        ])
+        .arg(db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(head).unwrap();
+    stdin.flush().unwrap();
+    (child, stdin)
+}
+
+#[test]
+fn a_killed_load_is_marked_interrupted_by_the_next_but_a_live_one_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let docs = fixture("rfc2655/documents.soif");
+    ok(convert(&[&docs], &db, &["-q"]));
+    let mut generator = Generator::new(3);
+    let mut head = Vec::new();
+    for _ in 0..50 {
+        encode_record(&generator.record(), &mut head);
+    }
+    let status = |id: i64| {
+        one::<String>(
+            &db,
+            &format!("SELECT status FROM soif_runs WHERE id = {id}"),
+        )
+    };
+
+    // Run 2 is alive (waiting on its stdin) while run 3 loads: run 2 stays `running`.
+    let (mut child, stdin) = live_loader(&db, &head);
+    wait_for_commits(&db, 40);
+    ok(convert(
+        &[&fixture("harvest/ecrc-93-10.soif")],
+        &db,
+        &["-q"],
+    ));
+    assert_eq!(status(2), "running");
+    assert_eq!(status(3), "ok");
+
+    // Killed: the next run marks it, says so, and keeps what it committed.
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    drop(stdin);
+    let out = convert(&[&docs], &db, &[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(out);
+    assert!(
+        err.contains("soif: warning: sqlite output: 1 earlier run(s) left `running` in soif_runs by a killed load marked `interrupted`"),
+        "{err}"
+    );
+    assert_eq!(status(2), "interrupted");
+    assert_eq!(status(4), "ok");
+    assert!(one::<i64>(&db, "SELECT upserted FROM soif_runs WHERE id = 2") >= 40);
+    // The lock file that tells live loads from killed ones stays beside the database.
+    assert!(dir.path().join("c.db.soif-lock").exists());
 }
 
 #[test]

@@ -249,15 +249,39 @@ impl Engine {
     /// Reads `source` to the end through `transforms` into every sink, and returns the
     /// counts. An `Err` is a failed run: an I/O error, a sink that cannot go on, or a
     /// rejected record under [`ErrorPolicy::Fail`]. Sinks are finished (flushed) in any
-    /// case unless they failed themselves.
+    /// case unless they failed themselves. [`Engine::run_counted`] also gives the counts
+    /// of a failed run.
     pub async fn run(
         &self,
         source: Box<dyn Source>,
         transforms: Vec<Box<dyn Transform>>,
         sinks: Vec<Box<dyn Sink>>,
     ) -> Result<Summary, Error> {
+        let (summary, result) = self.run_counted(source, transforms, sinks).await;
+        result.map(|()| summary)
+    }
+
+    /// As [`Engine::run`], but the counts come back whether or not the run failed: on a
+    /// failure they say how far it got. `records_out` is then what every sink took, and
+    /// for a sink that confirms storage ([`Sink::stored`], the `rdm` sink) only what the
+    /// destination confirmed.
+    pub async fn run_counted(
+        &self,
+        source: Box<dyn Source>,
+        transforms: Vec<Box<dyn Transform>>,
+        sinks: Vec<Box<dyn Sink>>,
+    ) -> (Summary, Result<(), Error>) {
         let start = Instant::now();
-        let shared = Arc::new(Shared::new(&self.opts, sinks.len())?);
+        let shared = match Shared::new(&self.opts, sinks.len()) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                let summary = Summary {
+                    elapsed: start.elapsed(),
+                    ..Summary::default()
+                };
+                return (summary, Err(e));
+            }
+        };
 
         // Sinks: one blocking thread and one bounded channel each.
         let mut sink_txs = Vec::with_capacity(sinks.len());
@@ -276,32 +300,43 @@ impl Engine {
         let transform_task = {
             let shared = shared.clone();
             tokio::task::spawn_blocking(move || {
-                transform_stage(transforms, decoded_rx, sink_txs, &shared)
+                let mut counts = Counts::default();
+                let result =
+                    transform_stage(transforms, decoded_rx, sink_txs, &shared, &mut counts);
+                Ok((counts, result))
             })
         };
 
         // Decoding, here in the calling task.
         let (decoded, bytes) = self.decode_stage(source, decoded_tx).await;
 
-        let transformed = join(transform_task).await;
+        let (counts, transformed) = match join(transform_task).await {
+            Ok(pair) => pair,
+            Err(e) => (Counts::default(), Err(e)),
+        };
         let mut sink_results = Vec::with_capacity(sink_tasks.len());
+        let mut accepted: Option<u64> = None;
         for task in sink_tasks {
-            sink_results.push(join(task).await);
+            let (took, result) = join(task).await.unwrap_or_else(|e| (0, Err(e)));
+            accepted = Some(accepted.map_or(took, |a| a.min(took)));
+            sink_results.push(result);
         }
         // The first failure in pipeline order is the cause; the other stages stopped
         // quietly because their neighbour went away.
-        decoded?;
-        let counts = transformed?;
-        for r in sink_results {
-            r?;
-        }
-        shared.finish_quarantine()?;
+        let result = decoded
+            .and(transformed)
+            .and_then(|()| sink_results.into_iter().collect::<Result<(), Error>>())
+            .and_then(|()| shared.finish_quarantine());
 
         let rejects = shared.rejects();
-        let records_out = counts
+        let mut records_out = counts
             .emitted
             .saturating_sub(rejects.sink_rejected_distinct);
-        Ok(Summary {
+        if result.is_err() {
+            // Only what the sinks took (or their destination confirmed) is out.
+            records_out = records_out.min(accepted.unwrap_or(records_out));
+        }
+        let summary = Summary {
             records_in: counts.records_in,
             records_out,
             rejected: rejects.rejected,
@@ -314,7 +349,8 @@ impl Engine {
             not_quarantined: rejects.not_quarantined,
             bytes,
             elapsed: start.elapsed(),
-        })
+        };
+        (summary, result)
     }
 
     /// Source → decoder: reads every input in turn and sends batches of records and
@@ -332,14 +368,22 @@ impl Engine {
                     InputData::Soif(mut reader) => {
                         let opts = self.opts.decoder.clone().named(input.name.clone());
                         let mut decoder = SoifDecoder::new(opts);
-                        let io_err = |e| Error::io(input.name.to_string(), e);
+                        // A failed read names where it stopped: the SOIF bytes read and
+                        // the records decoded from this input (a decompressor adds its
+                        // compressed offset to the message).
+                        let (mut read, mut records) = (0u64, 0u64);
+                        let stopped = |e, read, records| stopped_at(&input.name, read, records, e);
                         // The read loop FramedRead would run, but reading into at least
                         // READ_SPARE bytes each time: records split off the buffer's front
                         // leave little room at its end, and small reads of a file cost a
                         // thread hop each.
                         let mut buf = BytesMut::with_capacity(READ_CAPACITY);
                         loop {
-                            while let Some(item) = decoder.decode(&mut buf).map_err(io_err)? {
+                            while let Some(item) = decoder
+                                .decode(&mut buf)
+                                .map_err(|e| stopped(e, read, records))?
+                            {
+                                records += 1;
                                 if !batch.push(decoded(item), &*source).await {
                                     return Ok(());
                                 }
@@ -352,10 +396,17 @@ impl Engine {
                             if !batch.flush(&*source).await {
                                 return Ok(());
                             }
-                            if reader.read_buf(&mut buf).await.map_err(io_err)? == 0 {
-                                while let Some(item) =
-                                    decoder.decode_eof(&mut buf).map_err(io_err)?
+                            let n = reader
+                                .read_buf(&mut buf)
+                                .await
+                                .map_err(|e| stopped(e, read, records))?;
+                            read += n as u64;
+                            if n == 0 {
+                                while let Some(item) = decoder
+                                    .decode_eof(&mut buf)
+                                    .map_err(|e| stopped(e, read, records))?
                                 {
+                                    records += 1;
                                     if !batch.push(decoded(item), &*source).await {
                                         return Ok(());
                                     }
@@ -375,26 +426,30 @@ impl Engine {
                         }
                         consumed(items.offset());
                     }
-                    InputData::Records(mut stream) => loop {
-                        let next = match stream.next().now_or_never() {
-                            Some(next) => next,
-                            None => {
-                                if !batch.flush(&*source).await {
-                                    return Ok(());
+                    InputData::Records(mut stream) => {
+                        let mut records = 0u64;
+                        loop {
+                            let next = match stream.next().now_or_never() {
+                                Some(next) => next,
+                                None => {
+                                    if !batch.flush(&*source).await {
+                                        return Ok(());
+                                    }
+                                    stream.next().await
                                 }
-                                stream.next().await
+                            };
+                            let item = match next {
+                                None => break,
+                                Some(Ok(Ok(record))) => Item::Record(record),
+                                Some(Ok(Err(rejection))) => Item::Rejected(rejection),
+                                Some(Err(e)) => return Err(records_stopped(e, records)),
+                            };
+                            records += 1;
+                            if !batch.push(item, &*source).await {
+                                return Ok(());
                             }
-                        };
-                        let item = match next {
-                            None => break,
-                            Some(Ok(Ok(record))) => Item::Record(record),
-                            Some(Ok(Err(rejection))) => Item::Rejected(rejection),
-                            Some(Err(e)) => return Err(e),
-                        };
-                        if !batch.push(item, &*source).await {
-                            return Ok(());
                         }
-                    },
+                    }
                 }
             }
             batch.flush(&*source).await;
@@ -402,6 +457,32 @@ impl Engine {
         }
         .await;
         (result, source.bytes_read())
+    }
+}
+
+/// A read error on input `name`, with how far the input got.
+fn stopped_at(name: &str, read: u64, records: u64, e: std::io::Error) -> Error {
+    Error::io(
+        format!(
+            "{name}: reading stopped after {read} bytes of SOIF and {records} record{}",
+            if records == 1 { "" } else { "s" }
+        ),
+        e,
+    )
+}
+
+/// A record source's error, with the records it gave before.
+fn records_stopped(e: Error, records: u64) -> Error {
+    let plural = if records == 1 { "" } else { "s" };
+    match e {
+        Error::Io { context, source } => Error::io(
+            format!("{context}: reading stopped after {records} record{plural}"),
+            source,
+        ),
+        Error::Fatal(m) => Error::Fatal(format!(
+            "{m} (reading stopped after {records} record{plural})"
+        )),
+        other => other,
     }
 }
 
@@ -519,8 +600,8 @@ fn transform_stage(
     mut rx: mpsc::Receiver<Decoded>,
     sinks: Vec<mpsc::Sender<Arc<OutBatch>>>,
     shared: &Shared,
-) -> Result<Counts, Error> {
-    let mut counts = Counts::default();
+    counts: &mut Counts,
+) -> Result<(), Error> {
     let mut out = Vec::new();
     let mut seq = 0u64;
     // Sends `out` to every sink; false when a sink has gone (it failed and says why).
@@ -564,7 +645,7 @@ fn transform_stage(
                         rest: &mut transforms,
                         out: &mut out,
                         shared,
-                        counts: &mut counts,
+                        counts: &mut *counts,
                         flush: None,
                     }
                     .emit(record)
@@ -573,11 +654,11 @@ fn transform_stage(
         });
         if let Err(e) = result {
             // Under `fail`, what came before the bad record is still written.
-            send(&mut out, &mut seq, &mut counts, Some(budget));
+            send(&mut out, &mut seq, counts, Some(budget));
             return Err(e);
         }
-        if !send(&mut out, &mut seq, &mut counts, Some(budget)) {
-            return Ok(counts);
+        if !send(&mut out, &mut seq, counts, Some(budget)) {
+            return Ok(());
         }
     }
     // End of stream: transforms that held records back (`order`) let them go, in chain
@@ -603,18 +684,18 @@ fn transform_stage(
             rest,
             out: &mut out,
             shared,
-            counts: &mut counts,
+            counts: &mut *counts,
             flush: Some(&mut flush),
         };
         let finished = head[i].finish(&mut chain);
         if gone.get() {
             // A sink stopped (it reports why); the error `flush` made us return is moot.
-            return Ok(counts);
+            return Ok(());
         }
         finished?;
     }
-    send(&mut out, &mut seq, &mut counts, None);
-    Ok(counts)
+    send(&mut out, &mut seq, counts, None);
+    Ok(())
 }
 
 fn repair_message(record: &Record, repair: &soif_codecs::Repair) -> String {
@@ -722,12 +803,28 @@ fn rejection_of(record: &Record, reason: &str) -> Rejection {
     }
 }
 
-/// One sink's thread: writes each batch, reports refused records, finishes.
+/// One sink's thread: writes each batch, reports refused records, finishes. Returns how
+/// many records the sink took (see [`Sink::stored`]) with the outcome.
 fn sink_stage(
     index: usize,
     mut sink: Box<dyn Sink>,
+    rx: mpsc::Receiver<Arc<OutBatch>>,
+    shared: &Shared,
+) -> Result<(u64, Result<(), Error>), Error> {
+    let mut took = 0u64;
+    let result = sink_loop(index, &mut *sink, rx, shared, &mut took);
+    for notice in sink.take_notices() {
+        shared.sink_notice(sink.name(), &notice);
+    }
+    Ok((sink.stored().unwrap_or(took), result))
+}
+
+fn sink_loop(
+    index: usize,
+    sink: &mut dyn Sink,
     mut rx: mpsc::Receiver<Arc<OutBatch>>,
     shared: &Shared,
+    took: &mut u64,
 ) -> Result<(), Error> {
     let mut result = Ok(());
     // The sink's warning count after the last record: when a write raises it, say which
@@ -735,8 +832,13 @@ fn sink_stage(
     let mut warned = sink.warnings();
     'batches: while let Some(batch) = rx.blocking_recv() {
         for (i, record) in batch.records.iter().enumerate() {
-            match sink.write(record) {
+            let written = sink.write(record);
+            for notice in sink.take_notices() {
+                shared.sink_notice(sink.name(), &notice);
+            }
+            match written {
                 Ok(()) => {
+                    *took += 1;
                     let now = sink.warnings();
                     if now > warned {
                         shared.warn(&format!(
@@ -829,6 +931,12 @@ impl Shared {
         }
     }
 
+    /// A sink's notice (see [`Sink::take_notices`]): a warning, counted as one.
+    fn sink_notice(&self, sink: &str, notice: &str) {
+        self.add_sink_warnings(1);
+        self.warn(&format!("{sink} output: {notice}"));
+    }
+
     fn add_sink_warnings(&self, n: u64) {
         if let Ok(mut w) = self.sink_warnings.lock() {
             *w += n;
@@ -850,7 +958,11 @@ impl Shared {
 
     fn reject_locked(&self, rejects: &mut Rejects, rejection: Rejection) -> Result<(), Error> {
         match &self.policy {
-            ErrorPolicy::Fail => return Err(Error::Rejected(rejection.message)),
+            ErrorPolicy::Fail => {
+                // Counted, so that the summary of the failed run adds up.
+                rejects.rejected += 1;
+                return Err(Error::Rejected(rejection.message));
+            }
             ErrorPolicy::Skip => {}
             ErrorPolicy::Quarantine(path) => match &rejection.raw {
                 Some(raw) => {

@@ -33,4 +33,18 @@ pub trait Sink: Send {
     fn warnings(&self) -> u64 {
         0
     }
+
+    /// Records the destination has confirmed storing, when that can differ from the
+    /// records written: a sink that sends batches to a server counts a batch only once
+    /// the server acknowledged it. `None` (the default): every record written counts.
+    /// The engine reports this as the run's `out` when the run fails.
+    fn stored(&self) -> Option<u64> {
+        None
+    }
+
+    /// Messages about the sink's work worth telling the user (a retried request), taken
+    /// once: the engine passes them on as warnings after each record and at the end.
+    fn take_notices(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }

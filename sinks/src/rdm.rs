@@ -15,13 +15,25 @@
 //! than about 100 MB/s. It is off by default, because a catalog server other than `soif
 //! serve` may not accept it.
 //!
+//! **What counts as stored.** A batch is stored only when the server says so: a 2xx reply
+//! with `Content-Type: application/x-rdm` whose first object is an `@RDMHEADER` of
+//! `RDM-Type: status-response` without `RDM-Error-Message` (what `soif serve` sends,
+//! e.g. `RDM-Response-Interpret: 2 RDs stored in books`). Any other 2xx — a proxy or a
+//! captive portal answering `200` with an HTML page, an empty body, another message —
+//! stops the run: nothing of that batch is counted, and the summary's `out` is the
+//! records of the batches the server acknowledged ([`Sink::stored`]).
+//!
 //! **Failures.** A connection error, a broken-off exchange or an HTTP 5xx is retried
-//! [`RETRIES`] times with exponential backoff (0.25 s, 0.5 s, 1 s, … capped at 8 s); a 4xx
-//! stops the run with the server's `RDM-Error-Message` (a wrong token, a record the
-//! catalog refuses). Retrying is safe: the server applies a message whole or not at all,
-//! and every record is an upsert or a delete keyed on its URL, so a batch that was stored
-//! although its reply was lost is only stored again. Records without a URL (`-`) cannot be
-//! keyed and are rejected here, one by one, under `--on-error`.
+//! [`RETRIES`] times with exponential backoff (0.25 s, 0.5 s, 1 s, … capped at 8 s). A
+//! `429 Too Many Requests` or `503 Service Unavailable` is retried after the reply's
+//! `Retry-After` (seconds or an HTTP date) when it gives one, waiting at most
+//! [`MAX_RETRY_AFTER`] (a longer wait is cut to that); each retry is reported as a
+//! warning. Any other 4xx stops the run with the server's `RDM-Error-Message` (a wrong
+//! token, a record the catalog refuses). The error of a stopped run says how many records
+//! the catalog had stored before it. Retrying is safe: the server applies a message whole
+//! or not at all, and every record is an upsert or a delete keyed on its URL, so a batch
+//! that was stored although its reply was lost is only stored again. Records without a
+//! URL (`-`) cannot be keyed and are rejected here, one by one, under `--on-error`.
 //!
 //! **Threads.** [`Sink`] is synchronous and the engine calls it on a blocking thread, so
 //! the sink drives the async `reqwest` client with `Handle::block_on` on the runtime it was
@@ -38,14 +50,20 @@ use soif_pipeline::error::error_chain;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
+/// The RDM media type (the note's HTTP transport).
+const RDM_CONTENT_TYPE: &str = "application/x-rdm";
+
 /// Records per POST unless `--batch-size` says otherwise.
 pub const DEFAULT_BATCH_RECORDS: usize = 1000;
 
 /// The most SOIF bytes one POST carries (a batch is sent earlier when it reaches this).
 pub const MAX_BATCH_BYTES: usize = 8 << 20;
 
-/// How many times a batch is retried after a connection error or a 5xx.
+/// How many times a batch is retried after a connection error, a 5xx or a 429.
 pub const RETRIES: u32 = 6;
+
+/// The longest wait a `Retry-After` header gets (a longer one is cut to this).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// The longest one POST (send the batch, read the reply) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -110,11 +128,13 @@ impl Runtime {
 }
 
 /// What one attempt to send a batch came to.
+#[derive(Debug, PartialEq)]
 enum Attempt {
     Done,
-    /// Worth another try (connection trouble, 5xx).
-    Retry(String),
-    /// The server refused (4xx): stop.
+    /// Worth another try (connection trouble, 5xx, 429), after the server's
+    /// `Retry-After` if it gave one.
+    Retry(String, Option<Duration>),
+    /// The server refused (4xx), or the reply does not say the batch was stored: stop.
     Refused(String),
 }
 
@@ -140,6 +160,8 @@ pub struct RdmSink {
     /// Attempts that failed and were retried.
     retried: u64,
     base_backoff: Duration,
+    /// Retries not yet reported (see [`Sink::take_notices`]).
+    notices: Vec<String>,
 }
 
 impl std::fmt::Debug for RdmSink {
@@ -187,6 +209,7 @@ impl RdmSink {
             sent: 0,
             retried: 0,
             base_backoff: Duration::from_millis(250),
+            notices: Vec::new(),
         })
     }
 
@@ -275,23 +298,36 @@ impl RdmSink {
                 Attempt::Done => break,
                 Attempt::Refused(m) => {
                     return Err(Error::Fatal(format!(
-                        "rdm {}: the server refused {} {} records: {m}",
-                        self.target.endpoint, self.kind, self.pending
+                        "rdm {}: the server refused {} {} records: {m} ({} records stored \
+                         in the catalog before this)",
+                        self.target.endpoint, self.kind, self.pending, self.sent
                     )))
                 }
-                Attempt::Retry(m) => {
+                Attempt::Retry(m, retry_after) => {
                     if attempt >= RETRIES {
                         return Err(Error::Fatal(format!(
-                            "rdm {}: giving up after {} attempts: {m}",
+                            "rdm {}: giving up after {} attempts: {m} ({} records stored in \
+                             the catalog before this)",
                             self.target.endpoint,
-                            attempt + 1
+                            attempt + 1,
+                            self.sent
                         )));
                     }
                     self.retried += 1;
-                    let wait = self
-                        .base_backoff
-                        .saturating_mul(1u32 << attempt.min(16))
-                        .min(MAX_BACKOFF);
+                    let wait = match retry_after {
+                        Some(w) => w.min(MAX_RETRY_AFTER),
+                        None => self
+                            .base_backoff
+                            .saturating_mul(1u32 << attempt.min(16))
+                            .min(MAX_BACKOFF),
+                    };
+                    self.notices.push(format!(
+                        "{m}; sending the batch of {} records again in {:.1} s (retry {} of \
+                         {RETRIES})",
+                        self.pending,
+                        wait.as_secs_f64(),
+                        attempt + 1
+                    ));
                     std::thread::sleep(wait);
                     attempt += 1;
                 }
@@ -327,9 +363,18 @@ async fn send(
     let mut resp = match req.send().await {
         Ok(r) => r,
         Err(e) if e.is_builder() => return Attempt::Refused(e.to_string()),
-        Err(e) => return Attempt::Retry(error_chain(&e)),
+        Err(e) => return Attempt::Retry(error_chain(&e), None),
     };
     let status = resp.status();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(retry_after);
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     // The reply is a status-response: read (a bounded part of) it for its message.
     let mut reply = Vec::new();
     loop {
@@ -345,27 +390,81 @@ async fn send(
             Err(e) if status.is_success() => {
                 // The reply broke off: whether the batch was stored is unknown, so send it
                 // again (harmless: upserts).
-                return Attempt::Retry(format!("reading the reply: {}", error_chain(&e)));
+                return Attempt::Retry(format!("reading the reply: {}", error_chain(&e)), None);
             }
             Err(_) => break,
         }
     }
-    let message = reply_error_message(&reply);
+    judge(status, content_type.as_deref(), &reply, retry_after)
+}
+
+/// What a reply says about the batch (see the module doc).
+fn judge(
+    status: reqwest::StatusCode,
+    content_type: Option<&str>,
+    reply: &[u8],
+    retry_after: Option<Duration>,
+) -> Attempt {
+    let is_rdm = content_type.is_some_and(|t| {
+        t.split(';')
+            .next()
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(RDM_CONTENT_TYPE))
+    });
+    let header = is_rdm
+        .then(|| soif_codecs::soif::decode_all(reply, Default::default()))
+        .and_then(|objects| objects.into_iter().next())
+        .and_then(|first| first.ok())
+        .and_then(|first| RdmHeader::from_record(&first).ok());
+    let message = header.as_ref().and_then(|h| h.error_message.clone());
     if status.is_success() {
-        return match message {
-            Some(m) => Attempt::Refused(m),
-            None => Attempt::Done,
+        return match (header, message) {
+            (_, Some(m)) => Attempt::Refused(format!("HTTP {status}: {m}")),
+            (Some(h), None) if h.rdm_type == RdmType::StatusResponse => Attempt::Done,
+            (Some(h), None) => Attempt::Refused(format!(
+                "HTTP {status} with an RDM {} instead of a status-response: the batch is not \
+                 known to be stored",
+                h.rdm_type
+            )),
+            (None, None) => Attempt::Refused(format!(
+                "HTTP {status} with {}, not an RDM status-response: the batch is not known to \
+                 be stored (a proxy or captive portal answering instead of the catalog \
+                 server?)",
+                match content_type {
+                    Some(t) if is_rdm => format!("a {t} reply that holds no @RDMHEADER"),
+                    Some(t) => format!("a {t} reply"),
+                    None => "a reply without Content-Type".to_string(),
+                }
+            )),
         };
     }
     let text = format!(
         "HTTP {status}: {}",
-        message.unwrap_or_else(|| "(no RDM-Error-Message)".into())
+        message
+            .or_else(|| reply_error_message(reply))
+            .unwrap_or_else(|| "(no RDM-Error-Message)".into())
     );
-    if status.is_server_error() {
-        Attempt::Retry(text)
+    if status == reqwest::StatusCode::TOO_MANY_REQUESTS
+        || status == reqwest::StatusCode::SERVICE_UNAVAILABLE
+    {
+        Attempt::Retry(text, retry_after)
+    } else if status.is_server_error() {
+        Attempt::Retry(text, None)
     } else {
         Attempt::Refused(text)
     }
+}
+
+/// A `Retry-After` value: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
+fn retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 impl Sink for RdmSink {
@@ -403,6 +502,14 @@ impl Sink for RdmSink {
 
     fn finish(&mut self) -> Result<(), Error> {
         self.flush()
+    }
+
+    fn stored(&self) -> Option<u64> {
+        Some(self.sent)
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 }
 
@@ -480,6 +587,80 @@ mod tests {
             plain.message(),
             "without gzip: the message"
         );
+    }
+
+    #[test]
+    fn only_an_rdm_status_response_without_error_means_stored() {
+        use reqwest::StatusCode;
+        let ok = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\n}\n<HTML>stored</HTML>\n";
+        let rdm = Some("application/x-rdm");
+        assert_eq!(judge(StatusCode::OK, rdm, ok, None), Attempt::Done);
+        assert_eq!(
+            judge(
+                StatusCode::OK,
+                Some("Application/X-RDM; charset=utf-8"),
+                ok,
+                None
+            ),
+            Attempt::Done
+        );
+        // A captive portal, a bare 204, an RDM body under another type, another message.
+        for (status, ctype, body) in [
+            (
+                StatusCode::OK,
+                Some("text/html"),
+                &b"<html>Log in</html>"[..],
+            ),
+            (StatusCode::NO_CONTENT, None, &b""[..]),
+            (StatusCode::OK, Some("text/plain"), &ok[..]),
+            (StatusCode::OK, rdm, &b"<html></html>"[..]),
+            (
+                StatusCode::OK,
+                rdm,
+                &b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{11}:\trd-response\n}\n"[..],
+            ),
+        ] {
+            let got = judge(status, ctype, body, None);
+            assert!(matches!(got, Attempt::Refused(_)), "{ctype:?}: {got:?}");
+        }
+        let refused = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{15}:\tstatus-response\nRDM-Error-Message{4}:\tfull\n}\n";
+        assert_eq!(
+            judge(StatusCode::OK, rdm, refused, None),
+            Attempt::Refused("HTTP 200 OK: full".into())
+        );
+        let wait = Some(Duration::from_secs(1));
+        assert!(matches!(
+            judge(StatusCode::TOO_MANY_REQUESTS, None, b"", wait),
+            Attempt::Retry(_, Some(w)) if w == Duration::from_secs(1)
+        ));
+        assert!(matches!(
+            judge(StatusCode::SERVICE_UNAVAILABLE, rdm, refused, wait),
+            Attempt::Retry(m, Some(_)) if m.contains("full")
+        ));
+        assert!(matches!(
+            judge(StatusCode::BAD_GATEWAY, None, b"", wait),
+            Attempt::Retry(_, None)
+        ));
+        assert!(matches!(
+            judge(StatusCode::PAYLOAD_TOO_LARGE, rdm, refused, None),
+            Attempt::Refused(_)
+        ));
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_and_dates() {
+        assert_eq!(retry_after(" 3 "), Some(Duration::from_secs(3)));
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
+        let soon = std::time::SystemTime::now() + Duration::from_secs(30);
+        let w = retry_after(&httpdate::fmt_http_date(soon)).unwrap();
+        assert!(
+            w > Duration::from_secs(25) && w <= Duration::from_secs(30),
+            "{w:?}"
+        );
+        assert_eq!(retry_after("soon"), None);
     }
 
     #[test]

@@ -52,11 +52,12 @@
 //! - `soif_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, inputs TEXT, started TEXT, finished
 //!   TEXT, status TEXT, records INTEGER, upserted INTEGER, deleted INTEGER, rejected
 //!   INTEGER)`: `inputs` is a JSON array of the inputs as given; times are RFC 3339 UTC;
-//!   `status` is `running` (also what a killed run leaves), `ok` (every record the sink
-//!   was given is committed; records rejected before the sink, e.g. by the decoder, show
-//!   in the command's exit status, not here), or `failed` (the sink stopped on an error;
-//!   its open batch was rolled back); the counts are those of the committed batches,
-//!   updated at every commit.
+//!   `status` is `running`, `ok` (every record the sink was given is committed; records
+//!   rejected before the sink, e.g. by the decoder, show in the command's exit status,
+//!   not here), `failed` (the sink stopped on an error; its open batch was rolled back),
+//!   or `interrupted` (the process was killed: the next load that opens the database
+//!   finds the run still `running` with no loader alive, see [`LoaderLock`]); the counts
+//!   are those of the committed batches, updated at every commit.
 //!
 //! Times are RFC 3339 in UTC (`2026-11-22T08:00:00Z`).
 //!
@@ -1548,6 +1549,19 @@ impl SqliteStore {
         })
     }
 
+    /// Marks every run still `running` as `interrupted` and returns how many there were.
+    /// Call it only when no loader is alive ([`LoaderLock`]): their runs were killed.
+    pub fn interrupt_stale_runs(&mut self) -> Result<usize, StoreError> {
+        self.in_write(|s| {
+            s.conn
+                .execute(
+                    "UPDATE soif_runs SET status = 'interrupted' WHERE status = 'running'",
+                    [],
+                )
+                .map_err(|e| s.err("marking killed runs interrupted", e))
+        })
+    }
+
     /// Updates a run's counts; with `status` (`ok`, `failed`) also marks it finished.
     pub fn update_run(
         &mut self,
@@ -1614,6 +1628,54 @@ pub struct SqliteSink {
     /// goes on (see [`Writeback`]). Declared after `store`, so that its descriptor of
     /// the database file is closed after the connection (see [`Writeback::finish`]).
     writeback: Option<Writeback>,
+    /// Held while the run lasts: tells later loads that this one is alive.
+    _loader: Option<LoaderLock>,
+    notices: Vec<String>,
+}
+
+/// How a load tells a run killed mid-way (`kill -9`, a crash, which leave their
+/// `soif_runs` row `running`) from one still going: every load holds a shared lock on
+/// `DATABASE.soif-lock` (a file beside the database, created once and left there) while
+/// it runs. The operating system drops the lock when the process dies, however it dies.
+/// A load that opens the database first tries to take that lock exclusively: when it can,
+/// no other load is alive, so every run still `running` was killed and is marked
+/// `interrupted`; then it takes its shared lock like everyone else. While another load
+/// runs, the rows are left as they are (the next load alone marks them).
+#[derive(Debug)]
+pub struct LoaderLock {
+    _file: std::fs::File,
+}
+
+impl LoaderLock {
+    /// The lock file of the database at `db`.
+    pub fn path(db: &Path) -> std::path::PathBuf {
+        let mut name = db.as_os_str().to_os_string();
+        name.push(".soif-lock");
+        std::path::PathBuf::from(name)
+    }
+
+    /// Takes the shared lock; `true` with it when no other load was alive.
+    pub fn acquire(db: &Path) -> Result<(LoaderLock, bool), Error> {
+        let path = LoaderLock::path(db);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io_path(&path, e))?;
+        let alone = match file.try_lock() {
+            Ok(()) => {
+                file.unlock().map_err(|e| Error::io_path(&path, e))?;
+                true
+            }
+            Err(std::fs::TryLockError::WouldBlock) => false,
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io_path(&path, e)),
+        };
+        // Between the exclusive try and this, another load may have found itself alone:
+        // harmless, this run has no row yet.
+        file.lock_shared().map_err(|e| Error::io_path(&path, e))?;
+        Ok((LoaderLock { _file: file }, alone))
+    }
 }
 
 /// Writes a bulk-loaded database's committed pages to disk in the background, and keeps
@@ -1757,8 +1819,22 @@ impl SqliteSink {
     ) -> Result<SqliteSink, Error> {
         opts.bulk = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
         let bulk = opts.bulk;
-        let store = SqliteStore::open_with(path, opts).map_err(store_fatal)?;
+        let (loader, alone) = LoaderLock::acquire(path)?;
+        let mut store = SqliteStore::open_with(path, opts).map_err(store_fatal)?;
+        let interrupted = if alone && !bulk {
+            store.interrupt_stale_runs().map_err(store_fatal)?
+        } else {
+            0
+        };
         let mut sink = SqliteSink::new(store, batch_size, inputs)?;
+        sink._loader = Some(loader);
+        if interrupted > 0 {
+            sink.notices.push(format!(
+                "{interrupted} earlier run(s) left `running` in soif_runs by a killed load \
+                 marked `interrupted` (its committed batches are kept; load its input again \
+                 to complete it)"
+            ));
+        }
         if bulk {
             sink.writeback = Writeback::start(path);
         }
@@ -1784,6 +1860,8 @@ impl SqliteSink {
             finished: false,
             bulk,
             writeback: None,
+            _loader: None,
+            notices: Vec::new(),
         })
     }
 
@@ -1823,7 +1901,8 @@ impl SqliteSink {
 impl Drop for SqliteSink {
     /// Dropped without [`Sink::finish`] (the run failed): the open batch is rolled back
     /// and the run marked `failed` with the counts of what was committed. (A killed
-    /// process never gets here; its run stays `running`.)
+    /// process never gets here; its run stays `running` until the next load marks it
+    /// `interrupted`, see [`LoaderLock`].)
     fn drop(&mut self) {
         if self.finished {
             return;
@@ -1855,6 +1934,10 @@ fn store_fatal(e: StoreError) -> Error {
 impl Sink for SqliteSink {
     fn name(&self) -> &str {
         "sqlite"
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 
     fn write(&mut self, record: &Record) -> Result<(), SinkError> {

@@ -9,7 +9,7 @@ use clap::Args;
 use soif_codecs::Record;
 use soif_pipeline::engine::ErrorPolicy;
 use soif_pipeline::transforms::{self, TransformContext};
-use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError};
+use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};
 use soif_sinks::csv::ColumnCollector;
 use soif_sinks::{Charset, Format, SinkOptions};
 use soif_sources::{InputSource, InputSpec, SourceOptions};
@@ -154,33 +154,46 @@ pub fn execute(mut job: Job) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(&e),
     };
-    let result = rt.block_on(async {
-        // Kept alive until the run ends: spooled copies of stdin / URLs.
-        let _spooled = first_pass(&mut job).await?;
-        let transforms = build_transforms(&job)?;
-        let sinks = job
-            .sinks
-            .iter()
-            .map(soif_sinks::build)
-            .collect::<Result<Vec<_>, _>>()?;
-        let source = InputSource::new(job.specs.clone(), job.source.clone());
-        let mut opts = job.engine.clone();
-        opts.observer = Some(reporter.clone());
-        Engine::new(opts)
-            .run(Box::new(source), transforms, sinks)
-            .await
+    let start = std::time::Instant::now();
+    let (summary, result) = rt.block_on(async {
+        let prepared = async {
+            // Kept alive until the run ends: spooled copies of stdin / URLs.
+            let spooled = first_pass(&mut job).await?;
+            let transforms = build_transforms(&job)?;
+            let sinks = job
+                .sinks
+                .iter()
+                .map(soif_sinks::build)
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok::<_, Error>((spooled, transforms, sinks))
+        };
+        match prepared.await {
+            Ok((_spooled, transforms, sinks)) => {
+                let source = InputSource::new(job.specs.clone(), job.source.clone());
+                let mut opts = job.engine.clone();
+                opts.observer = Some(reporter.clone());
+                Engine::new(opts)
+                    .run_counted(Box::new(source), transforms, sinks)
+                    .await
+            }
+            // Nothing was converted yet (the CSV first pass, opening the output).
+            Err(e) => (
+                Summary {
+                    elapsed: start.elapsed(),
+                    ..Summary::default()
+                },
+                Err(e),
+            ),
+        }
     });
     // Don't wait for a blocked stdin read (an early failure with stdin still open).
     rt.shutdown_background();
     match result {
-        Ok(summary) => {
+        Ok(()) => {
             reporter.summary(&summary);
             super::exit_for(&summary)
         }
-        Err(e) => {
-            reporter.abandon();
-            fail(&e)
-        }
+        Err(e) => reporter.failed(&summary, &e),
     }
 }
 

@@ -202,13 +202,30 @@ impl Reporter {
 
     /// Clears the bar and prints the summary line (unless quiet).
     pub fn summary(&self, summary: &Summary) {
+        self.summary_line(summary, "");
+    }
+
+    /// A failed run: prints the error, then (unless quiet) the summary of how far the run
+    /// got, `soif: stopped: N records in, …`; returns the exit status. Usage and
+    /// configuration errors (nothing ran) and a closed stdout (`| head`, which ends the
+    /// run quietly) print no summary.
+    pub fn failed(&self, summary: &Summary, e: &Error) -> ExitCode {
+        self.abandon();
+        let code = fail(e);
+        if !e.is_config() && !is_broken_pipe(e) {
+            self.summary_line(summary, "stopped: ");
+        }
+        code
+    }
+
+    fn summary_line(&self, summary: &Summary, prefix: &str) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
         if self.quiet {
             return;
         }
-        let mut line = format!("soif: {summary}");
+        let mut line = format!("soif: {prefix}{summary}");
         if summary.warnings > 0 {
             line.push_str(&format!(", {} warnings", summary.warnings));
         }
@@ -267,10 +284,8 @@ pub fn exit_for(summary: &Summary) -> ExitCode {
 pub fn fail(e: &Error) -> ExitCode {
     // `soif convert … | head`: the reader has all it wants. Like other Unix filters, stop
     // quietly instead of reporting an error.
-    if let Error::Io { source, .. } = e {
-        if source.kind() == std::io::ErrorKind::BrokenPipe {
-            return ExitCode::from(EXIT_OK);
-        }
+    if is_broken_pipe(e) {
+        return ExitCode::from(EXIT_OK);
     }
     eprintln!("soif: error: {e}");
     if e.is_config() {
@@ -278,6 +293,11 @@ pub fn fail(e: &Error) -> ExitCode {
     } else {
         ExitCode::from(EXIT_FAILED)
     }
+}
+
+/// `soif convert … | head`: the reader closed the pipe.
+fn is_broken_pipe(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// A tokio runtime for a command.
