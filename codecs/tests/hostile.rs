@@ -87,7 +87,10 @@ fn sizes_that_overflow_are_errors_not_hangs() {
             let errs = errors(&items);
             assert_eq!(errs.len(), 1, "{size}: {errs:?}");
             let msg = errs[0].to_string();
-            assert!(msg.contains(size), "{size}: the size is reported as read: {msg}");
+            assert!(
+                msg.contains(size),
+                "{size}: the size is reported as read: {msg}"
+            );
             assert!(!msg.contains("declares 0 bytes"), "{msg}");
         }
     }
@@ -134,7 +137,7 @@ fn records_inside_a_count_running_past_the_end_are_read() {
 /// are read. Both with the end inside the input and far past a 1 MiB read buffer.
 #[test]
 fn records_inside_a_wrong_large_count_are_read() {
-    for filler in [3000usize, 3 << 20] {
+    for filler in [7000usize, 3 << 20] {
         let mut input = b"@FILE { http://bad/\nTitle{6000}:\tshort\n}\n".to_vec();
         for n in 1..4 {
             input.extend_from_slice(&good(n));
@@ -156,7 +159,10 @@ fn records_inside_a_wrong_large_count_are_read() {
         );
         let errs = errors(&items);
         assert!(
-            matches!(errs[0].kind(), ErrorKind::BadValueSize { declared: 6000, .. }),
+            matches!(
+                errs[0].kind(),
+                ErrorKind::BadValueSize { declared: 6000, .. }
+            ),
             "{}",
             errs[0]
         );
@@ -294,7 +300,9 @@ fn a_repair_never_merges_two_records() {
         let records = lenient_records(input.as_bytes());
         assert_eq!(records[0].get_str("Title"), Some("Short"), "{tail:?}");
         assert_eq!(records.len(), 1 + usize::from(!tail.is_empty()));
-        assert!(records[0].repairs[0].message.contains("declares 40 bytes; read 5 (35 fewer)"));
+        assert!(records[0].repairs[0]
+            .message
+            .contains("declares 40 bytes; read 5 (35 fewer)"));
         assert!(records[0].repairs[0].message.contains("`}` line"));
     }
 }
@@ -392,8 +400,19 @@ proptest! {
         let want: Vec<String> = (0..before).map(|n| format!("http://good/{n}"))
             .chain((0..after).map(|n| format!("http://good/{}", 100 + n)))
             .collect();
-        prop_assert_eq!(urls(&items), want);
-        prop_assert_eq!(errors(&items).len(), 1);
+        // The bad object is rejected, or (lenient) repaired and said so.
+        let repaired: Vec<&Record> = items.iter().filter_map(|i| i.as_ref().ok())
+            .filter(|r| r.url_str() == "http://bad/").collect();
+        if lenient && repaired.len() == 1 {
+            prop_assert!(!repaired[0].repairs.is_empty());
+            prop_assert_eq!(repaired[0].get_str("A"), Some("x"));
+        } else {
+            prop_assert_eq!(errors(&items).len(), 1);
+            prop_assert!(repaired.is_empty());
+        }
+        let good: Vec<String> = urls(&items).into_iter().filter(|u| u != "http://bad/").collect();
+        prop_assert_eq!(good, want);
+        prop_assert_eq!(items.len(), before + after + 1, "records in = out + rejected");
     }
 
     /// Garbage of any bytes but `@` between objects: each good object is read, every
@@ -472,23 +491,27 @@ proptest! {
             input.extend_from_slice(clean_record(2, &values).as_bytes());
         }
         let items = decode_every_way(&input, DecoderOptions::default().lenient());
+        let strict = decode_all(&input, DecoderOptions::default());
+        let strict_ok = strict.iter().all(|i| i.is_ok()) && strict.len() == 1 + usize::from(next);
         let records: Vec<&Record> = items.iter().filter_map(|i| i.as_ref().ok()).collect();
         prop_assert_eq!(records.len(), 1 + usize::from(next), "{:?}", items);
         prop_assert_eq!(errors(&items).len(), 0);
         let r = records[0];
-        prop_assert_eq!(r.attributes.len(), values.len());
-        for (i, v) in values.iter().enumerate() {
-            if i != which {
-                prop_assert_eq!(r.attributes[i].value.as_bytes().map(|b| b.as_ref()), Some(v.as_bytes()));
-            }
-        }
         let got = r.attributes[which].value.as_bytes().cloned().unwrap_or_default();
-        if got.as_ref() != values[which].as_bytes() {
-            // Only a count that lands on a clean boundary is believed as it stands.
+        if strict_ok && got.as_ref() != values[which].as_bytes() {
+            // The wrong count landed on a clean boundary within the object: strictly a
+            // valid object (with another value), read as strict reads it, no repair.
             prop_assert!(r.repairs.is_empty(), "{:?}", r.repairs);
             prop_assert_eq!(got.len(), declared);
         } else {
+            // Repaired to exactly what it was, and said so; the rest untouched.
+            prop_assert_eq!(r.attributes.len(), values.len());
+            for (i, v) in values.iter().enumerate() {
+                prop_assert_eq!(r.attributes[i].value.as_bytes().map(|b| b.as_ref()), Some(v.as_bytes()));
+            }
             prop_assert_eq!(r.repairs.len(), 1, "{:?}", r.repairs);
+            let says = format!("declares {} bytes", declared);
+            prop_assert!(r.repairs[0].message.contains(&says));
         }
         if next {
             prop_assert_eq!(records[1].url_str(), "http://r/2");

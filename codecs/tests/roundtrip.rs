@@ -140,6 +140,15 @@ proptest! {
 
     #[test]
     fn lenient_reads_canonical_input_unchanged(records in proptest::collection::vec(record(), 0..4)) {
+        // The one exception, by design: in lenient mode a value never spans an object
+        // boundary (a `}` line then `@T {`), since a damaged count landing there would
+        // merge two objects; such values need strict mode (see hostile.rs).
+        let quotes_a_boundary = |v: &[u8]| v.iter().enumerate().any(|(i, &b)| {
+            b == b'}' && v[i + 1..].iter().find(|c| !c.is_ascii_whitespace() && **c != b'}') == Some(&b'@')
+        });
+        prop_assume!(!records.iter().flat_map(|r| &r.attributes).any(|a| {
+            a.value.as_bytes().is_some_and(|v| quotes_a_boundary(v))
+        }));
         let bytes = encode(&records);
         let strict = decode_all(&bytes, DecoderOptions::default());
         let lenient = decode_all(&bytes, DecoderOptions::default().lenient());

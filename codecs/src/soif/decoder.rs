@@ -1202,11 +1202,16 @@ impl SoifDecoder {
                     // What the repair may look at: the same bytes however the input
                     // arrived (never more than `end + window`), and never past the next
                     // object's start, so that a repair cannot merge two objects.
-                    let hi = len.min(end + window);
-                    let hi = object_start_in(&buf[..hi], p.start, eof && hi == len).unwrap_or(hi);
+                    let wide_end = len.min(end + window);
+                    let wide = &buf[..wide_end];
+                    let wide_eof = eof && wide_end == len;
+                    let hi = object_start_in(wide, p.start, wide_eof).unwrap_or(wide_end);
                     let view = &buf[..hi];
                     let view_eof = eof && hi == len;
-                    let exact = at_end == Some(true);
+                    // ... but never across an object boundary (a `}` line, then the next
+                    // object): in lenient mode a count that would merge two objects is
+                    // taken as wrong, even when it happens to land on a boundary.
+                    let exact = at_end == Some(true) && !crosses_object(buf, p.start, end, eof);
                     // A count that lands on a clean boundary is believed, whatever the
                     // value holds (a value may quote SOIF). Otherwise the first line that
                     // reads as the next attribute or the object's end wins over the
@@ -1214,10 +1219,12 @@ impl SoifDecoder {
                     let chosen = if exact {
                         None
                     } else {
-                        line_boundary(view, p.start, view_eof).or_else(|| {
-                            search_boundary(view, p.start, end, view.len(), view_eof)
-                                .map(|q| (q, "the next attribute on the same line"))
-                        })
+                        line_boundary(wide, p.start, wide_eof)
+                            .filter(|&(q, _)| q < hi)
+                            .or_else(|| {
+                                search_boundary(view, p.start, end, view.len(), view_eof)
+                                    .map(|q| (q, "the next attribute on the same line"))
+                            })
                     };
                     match chosen {
                         None if exact => end,
@@ -1428,6 +1435,28 @@ fn close_line_at(buf: &[u8], mut j: usize, eof: bool) -> bool {
             Some(_) => return false,
         }
     }
+}
+
+/// Whether `buf[start..end]` holds an object boundary: a `}` at the value's start or at
+/// a line's start, then only whitespace and `}`, then an object start before `end`.
+fn crosses_object(buf: &[u8], start: usize, end: usize, eof: bool) -> bool {
+    let starts = std::iter::once(start)
+        .chain(memchr::memchr_iter(b'\n', &buf[start..end]).map(|i| start + i + 1));
+    for mut j in starts {
+        while j < end && (buf[j] == b' ' || buf[j] == b'\t') {
+            j += 1;
+        }
+        if j >= end || buf[j] != b'}' {
+            continue;
+        }
+        while j < end && (buf[j] == b'}' || is_ws(buf[j])) {
+            j += 1;
+        }
+        if j < end && buf[j] == b'@' && is_object_start(buf, j, eof) == Some(true) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The first object start (`@TEMPLATE {`) at or after `from`, if one is decided within
