@@ -1182,7 +1182,10 @@ impl SoifDecoder {
                             || is_ws(buf[end])
                             || buf[end] == b'}'
                             || is_ws(buf[end - 1]);
-                        boundary_at(buf, end, eof, 0, MAX_NAME).map(|b| b && clean)
+                        // Only whitespace then the end of the input is no boundary here:
+                        // the object's `}` would be missing (it may be inside the value).
+                        let at_eof = eof && skip_ws(buf, end) >= len;
+                        boundary_at(buf, end, eof, 0, MAX_NAME).map(|b| b && clean && !at_eof)
                     } else {
                         Some(false)
                     };
