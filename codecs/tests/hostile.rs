@@ -132,6 +132,40 @@ fn records_inside_a_count_running_past_the_end_are_read() {
     );
 }
 
+/// Many objects each declaring a size past the end of the input: once one skip has run
+/// into the end, the others are rejected without re-reading the rest of the input each
+/// (which would cost the square of the input), and every good record is still read.
+#[test]
+fn many_counts_past_the_end_cost_one_pass() {
+    let mut input = Vec::new();
+    let mut want = Vec::new();
+    for n in 0..300 {
+        input.extend_from_slice(
+            format!(
+                "@FILE {{ http://bad/{n}
+A{{99999999}}:	x
+}}
+"
+            )
+            .as_bytes(),
+        );
+        input.extend_from_slice(&good(n));
+        want.push(format!("http://good/{n}"));
+    }
+    let opts = DecoderOptions::with_max_record_size(1 << 10);
+    let whole = decode_all(&input, opts.clone());
+    let held: Items = SoifDecoder::new(opts.clone())
+        .decode_bytes(Bytes::from(input.clone()))
+        .collect();
+    assert_eq!(held, whole);
+    assert_eq!(decode_in_reads(&input, opts, 4096), whole);
+    assert_eq!(urls(&whole), want);
+    assert_eq!(errors(&whole).len(), 300);
+    assert!(errors(&whole)
+        .iter()
+        .all(|e| matches!(e.kind(), ErrorKind::Truncated { .. })));
+}
+
 /// A count over --max-record-size whose end lands where the object does not go on (no
 /// attribute, no `}`): the size was wrong, the skip is undone, the records inside it
 /// are read. Both with the end inside the input and far past a 1 MiB read buffer.

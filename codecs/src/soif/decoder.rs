@@ -45,6 +45,23 @@
 //! that would take the object over `max_record_size` is rejected *before* anything is
 //! buffered for it, and its bytes are skipped as they arrive.
 //!
+//! # Undoing a skip
+//!
+//! A value whose declared size takes the object over `max_record_size` is stepped over as
+//! its bytes arrive, never buffered. Where it ends, the bytes decide: whitespace then
+//! another attribute (`NAME{n}`) or `}` confirm the size, and the object is rejected as
+//! too large. Anything else (or the end of the input inside the declared bytes) means the
+//! count was wrong, and the good objects it spans must not be lost: the skip is undone,
+//! and resynchronisation starts again from just after the value's header. Held whole, the
+//! decoder simply moves back. Streaming, the stepped-over bytes were written to a
+//! temporary file (the *spill*) as they passed; on an undo, the bytes read past them go
+//! to the spill too, and the spill is read again (`Replay`) before any later input. A
+//! skip undone while replaying pushes a spill of its own, read first. Memory stays
+//! bounded by one object plus fixed buffers; the disk holds at most the skipped bytes.
+//! Once a skip has run into the end of the input, that end is known, and a later value
+//! declared past it is rejected at once without stepping over anything again: otherwise
+//! many objects declaring sizes past the end would each re-read the rest of the input.
+//!
 //! # Lenient mode
 //!
 //! Legacy data was mangled by mail gateways, editors and web pages: tabs became spaces,
@@ -54,9 +71,13 @@
 //! - `: ` (or `:` alone, or a bare space) instead of `:<TAB>`, and `NAME:{n}` for `NAME{n}:`;
 //! - a non-numeric size: the value runs to the end of the line, or to the next
 //!   `NAME{…}:` / `}` when the object was flattened onto one line;
-//! - a byte count that does not land on a boundary (whitespace then `NAME{n}` or `}`):
-//!   the nearest boundary is taken, searching back to the value's start and forward
-//!   `256 + n/8` bytes;
+//! - a byte count that does not land on a clean boundary (whitespace then `NAME{n}` or
+//!   `}`; a name glued to the value's last byte is a count that cut it): the value ends
+//!   at the first line from its start that reads as the next attribute or the object's
+//!   `}` line (`line_boundary`), else at the nearest boundary on the same line, looking
+//!   back to the value's start and forward `256 + n/8` bytes, and never past the next
+//!   object's start. In lenient mode even a count that lands cleanly is not believed
+//!   when the value would span an object boundary (`}` line, then `@TEMPLATE {`);
 //! - a URL broken by a line wrap (`ftp://host/dir/ file.txt`) is joined.
 //!
 //! ```
@@ -289,6 +310,8 @@ pub struct SoifDecoder {
     rbuf: BytesMut,
     /// A spill file that could not be written or read: the stream's fatal error.
     io_error: Option<std::io::Error>,
+    /// The input's length, once a skip has run into its end.
+    input_end: Option<u64>,
 }
 
 /// The bytes of a skip in progress, on disk (stream path only; a file held whole can
@@ -329,6 +352,7 @@ impl SoifDecoder {
             replay: Vec::new(),
             rbuf: BytesMut::new(),
             io_error: None,
+            input_end: None,
             opts,
         }
     }
@@ -708,6 +732,9 @@ impl SoifDecoder {
                 declared: size,
             }
         };
+        if truncated {
+            self.input_end = Some(self.base);
+        }
         let back = B::HELD_WHOLE;
         if back {
             // `skipped` bytes were consumed from this very window: they fit in usize.
@@ -999,6 +1026,18 @@ impl SoifDecoder {
                 // Checked before anything is buffered for the value. The size is the
                 // input's word: `start + s` may not even fit in a u64.
                 let end = (start as u64).checked_add(s);
+                let at = self.base + start as u64;
+                if let Some(input_end) = self.input_end.filter(|&e| at.saturating_add(s) > e) {
+                    // Known to run past the end of the input (see "Undoing a skip").
+                    let kind = ErrorKind::Truncated {
+                        context: format!(
+                            "the value of `{}` declares {s} bytes, {} remain",
+                            lossy(&buf[name.clone()]),
+                            input_end.saturating_sub(at)
+                        ),
+                    };
+                    return Progress::Error(self.error(src, kind, n), start);
+                }
                 if end.is_none_or(|end| end > max as u64) {
                     let kind = ErrorKind::RecordTooLarge {
                         name: lossy(&buf[name.clone()]),
