@@ -1150,6 +1150,82 @@ async fn submit(
 
 // --- requests ----------------------------------------------------------------------------
 
+/// The checks of a request that need no catalog: its RDM version, its query language,
+/// and for an `rd-request` / `rd-request-deleted` its scope and view within this server's
+/// limits, giving the read to run. (Schema and taxonomy scopes are checked too.)
+pub fn check_request(
+    config: &ServerConfig,
+    head: &RdmHeader,
+    query: Option<&RdmQuery>,
+) -> Result<Option<Query>, RequestError> {
+    check_version(head)?;
+    if let (Some(ql), Some(expected)) = (&head.query_language, head.rdm_type.query_language()) {
+        let keyword_ok = matches!(
+            head.rdm_type,
+            RdmType::RdRequest | RdmType::RdRequestDeleted
+        ) && *ql == QueryLanguage::SampleKeyword;
+        if *ql != expected && !keyword_ok {
+            return Err(RequestError::Unsupported(format!(
+                "query language {ql} for {} (this server accepts {expected}{})",
+                head.rdm_type,
+                if head.rdm_type == RdmType::RdRequest {
+                    " or sample-keyword-ql"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    let scope = query.and_then(|q| q.scope.as_deref());
+    match head.rdm_type {
+        RdmType::SchemaDescriptionRequest => {
+            SchemaScope::parse(scope.unwrap_or("defined SOIF-Attribute"))?;
+            Ok(None)
+        }
+        RdmType::TaxonomyDescriptionRequest => {
+            TaxonomyScope::parse(scope.unwrap_or("descendant ROOT"))?;
+            Ok(None)
+        }
+        RdmType::RdRequest | RdmType::RdRequestDeleted => {
+            let q = query.cloned().unwrap_or_default();
+            let keyword = head.query_language == Some(QueryLanguage::SampleKeyword);
+            let scope = match (&q.scope, keyword) {
+                (Some(s), true) => Scope::Keywords(keyword_query(s, config.max_query_terms)?),
+                (None, true) => {
+                    return Err(RequestError::Malformed(
+                        "sample-keyword-ql needs a Scope (the words to look for)".into(),
+                    ))
+                }
+                (None, false) => Scope::All,
+                (Some(s), false) => match GathererScope::parse(s)? {
+                    GathererScope::All => Scope::All,
+                    GathererScope::Since(d) => Scope::Since(d.unix_seconds()),
+                },
+            };
+            let deleted = head.rdm_type == RdmType::RdRequestDeleted;
+            if deleted && keyword {
+                return Err(RequestError::Unsupported(
+                    "rd-request-deleted takes the gatherer query language (all, since DATE)".into(),
+                ));
+            }
+            let max_keys = config.max_order_keys;
+            if q.view.order.as_ref().is_some_and(|o| o.0.len() > max_keys) {
+                return Err(RequestError::OverLimit(format!(
+                    "View-Order has more than {max_keys} keys (this server's limit)"
+                )));
+            }
+            Ok(Some(Query {
+                scope,
+                deleted,
+                view: q.view,
+                max_sorted_rows: config.max_sorted_rows,
+                max_keyword_hits: config.max_keyword_hits,
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// RDM 1.x is what the note defines.
 fn check_version(head: &RdmHeader) -> Result<(), RequestError> {
     if head.version.starts_with("1.") || head.version == "1" {
@@ -1168,24 +1244,8 @@ async fn answer(
     host: &str,
     client: Option<IpAddr>,
 ) -> Result<Response, RequestError> {
-    check_version(&head)?;
-    if let (Some(ql), Some(expected)) = (&head.query_language, head.rdm_type.query_language()) {
-        let keyword_ok = matches!(
-            head.rdm_type,
-            RdmType::RdRequest | RdmType::RdRequestDeleted
-        ) && *ql == QueryLanguage::SampleKeyword;
-        if *ql != expected && !keyword_ok {
-            return Err(RequestError::Unsupported(format!(
-                "query language {ql} for {} (this server accepts {expected}{})",
-                head.rdm_type,
-                if head.rdm_type == RdmType::RdRequest {
-                    " or sample-keyword-ql"
-                } else {
-                    ""
-                }
-            )));
-        }
-    }
+    // Everything that needs no catalog first (the fuzz target drives this part too).
+    let read = check_request(&state.config, &head, query.as_ref())?;
     let catalog = state.catalog(&head)?;
     let csid = csid_for(host, catalog.name());
     let scope = query.as_ref().and_then(|q| q.scope.clone());
@@ -1245,40 +1305,9 @@ async fn answer(
             Ok(message(StatusCode::OK, &reply, &body, later))
         }
         RdmType::RdRequest | RdmType::RdRequestDeleted => {
-            let q = query.unwrap_or_default();
-            let keyword = head.query_language == Some(QueryLanguage::SampleKeyword);
-            let scope = match (&q.scope, keyword) {
-                (Some(s), true) => Scope::Keywords(keyword_query(s, state.config.max_query_terms)?),
-                (None, true) => {
-                    return Err(RequestError::Malformed(
-                        "sample-keyword-ql needs a Scope (the words to look for)".into(),
-                    ))
-                }
-                (None, false) => Scope::All,
-                (Some(s), false) => match GathererScope::parse(s)? {
-                    GathererScope::All => Scope::All,
-                    GathererScope::Since(d) => Scope::Since(d.unix_seconds()),
-                },
-            };
-            let deleted = head.rdm_type == RdmType::RdRequestDeleted;
-            if deleted && keyword {
-                return Err(RequestError::Unsupported(
-                    "rd-request-deleted takes the gatherer query language (all, since DATE)".into(),
-                ));
-            }
-            let max_keys = state.config.max_order_keys;
-            if q.view.order.as_ref().is_some_and(|o| o.0.len() > max_keys) {
-                return Err(RequestError::OverLimit(format!(
-                    "View-Order has more than {max_keys} keys (this server's limit)"
-                )));
-            }
-            let query = Query {
-                scope,
-                deleted,
-                view: q.view,
-                max_sorted_rows: state.config.max_sorted_rows,
-                max_keyword_hits: state.config.max_keyword_hits,
-            };
+            let query = read.ok_or_else(|| {
+                RequestError::Internal("an rd-request without its read plan".into())
+            })?;
             let slot = state.reads.acquire(client, &state.config)?;
             let reply = RdmHeader::new(RdmType::RdResponse).with_catalog(csid);
             stream_rds(catalog, query, reply, state.config.body_idle_timeout, slot).await
@@ -1494,4 +1523,110 @@ async fn server_description(
         ));
     }
     Ok(sd)
+}
+
+// --- decoding without a network (the fuzz target) ----------------------------------------
+
+thread_local! {
+    static DECODE_RUNTIME: Option<tokio::runtime::Runtime> =
+        tokio::runtime::Builder::new_current_thread().enable_time().build().ok();
+}
+
+/// Runs the server's request decoding over `data` without a network or a catalog: the
+/// fuzz target `server_request` (see `fuzz/`). `data[0]` picks the path: bits 0–1 a GET
+/// query string (0), a form-encoded POST (1) or an `application/x-rdm` POST (2, 3); bit 2
+/// whether the POST carries the right token; bit 3 whether its body is gzip'd; bits 4–7
+/// the size of the pieces the body arrives in. The rest is the query string or body.
+/// Request bodies go through the same reader, limits, decoder and message reader as
+/// `POST /rdm/incoming`, requests through [`check_request`]; a submission's RDs are read
+/// to the end (or refused after its header without the token).
+pub fn decode_request(data: &[u8]) -> Result<Option<Query>, RequestError> {
+    let Some((&flags, rest)) = data.split_first() else {
+        return Err(RequestError::Malformed("empty".into()));
+    };
+    let config = ServerConfig {
+        // Small limits, so that the limit paths are reached too.
+        max_body: 256 << 10,
+        max_record_size: 64 << 10,
+        max_open_body: 32 << 10,
+        ..ServerConfig::default()
+    };
+    match flags & 3 {
+        0 | 1 => {
+            let (head, q) = parse_form(rest)?;
+            if !head.rdm_type.is_request() {
+                return Err(RequestError::Malformed("not a request".into()));
+            }
+            check_request(&config, &head, q.as_ref())
+        }
+        _ => {
+            let authorized = flags & 4 != 0;
+            let gzip = flags & 8 != 0;
+            let piece = 1 + usize::from(flags >> 4) * 97;
+            DECODE_RUNTIME.with(|rt| {
+                let rt = rt
+                    .as_ref()
+                    .ok_or_else(|| RequestError::Internal("no runtime".into()))?;
+                rt.block_on(decode_rdm_body(&config, rest, authorized, gzip, piece))
+            })
+        }
+    }
+}
+
+async fn decode_rdm_body(
+    config: &ServerConfig,
+    data: &[u8],
+    authorized: bool,
+    gzip: bool,
+    piece: usize,
+) -> Result<Option<Query>, RequestError> {
+    use tokio::io::AsyncReadExt;
+    let bytes = if gzip {
+        let mut out = Vec::new();
+        async_compression::tokio::bufread::GzipEncoder::new(data)
+            .read_to_end(&mut out)
+            .await
+            .map_err(|e| RequestError::Internal(e.to_string()))?;
+        out
+    } else {
+        data.to_vec()
+    };
+    let limits = if authorized {
+        BodyLimits {
+            body: config.max_body,
+            record: config.max_record_size,
+        }
+    } else {
+        BodyLimits {
+            body: config.max_open_body,
+            record: OPEN_HEADER_LIMIT,
+        }
+    };
+    let chunks: Vec<std::io::Result<Bytes>> = bytes
+        .chunks(piece.max(1))
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    let reader = body_reader(
+        StreamReader::new(futures::stream::iter(chunks)),
+        gzip,
+        limits,
+        config.body_idle_timeout,
+    );
+    let mut body = RdmBody::new(reader, limits);
+    let head = body.header().await?;
+    match head.rdm_type {
+        RdmType::RdResponse | RdmType::RdResponseDeleted => {
+            if !authorized {
+                return Err(RequestError::Unauthorized("no token".into()));
+            }
+            check_version(&head)?;
+            while body.next_rd().await?.is_some() {}
+            Ok(None)
+        }
+        t if t.is_request() => {
+            let query = body.query().await?;
+            check_request(config, &head, query.as_ref())
+        }
+        other => Err(RequestError::Unsupported(other.to_string())),
+    }
 }

@@ -486,3 +486,44 @@ async fn a_read_only_catalog_is_served_and_refuses_submissions() {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
+
+#[test]
+fn request_decoding_runs_without_a_network() {
+    use soif_server::app::decode_request;
+    use soif_server::RequestError;
+    // GET / form: a keyword read with its view.
+    let q = decode_request(b"\x00type=rd-request&ql=sample-keyword-ql&scope=a+OR+b&view-hits=3")
+        .unwrap()
+        .expect("a read");
+    assert!(matches!(q.scope, soif_server::catalog::Scope::Keywords(_)));
+    let words = vec!["w"; 40].join("+");
+    let e = decode_request(
+        format!("\x01type=rd-request&ql=sample-keyword-ql&scope={words}").as_bytes(),
+    );
+    assert!(matches!(e, Err(RequestError::OverLimit(_))));
+    // An x-rdm submission: refused after its header without the token (the RD is cut
+    // short, and never read), read to its end with it, plain or gzip'd, in any pieces.
+    let mut cut = vec![2u8];
+    cut.extend(message(
+        &[("RDM-Type", "rd-response")],
+        b"@FILE { http://x/\nT{999}:\t",
+    ));
+    assert!(matches!(
+        decode_request(&cut),
+        Err(RequestError::Unauthorized(_))
+    ));
+    let body = message(
+        &[("RDM-Type", "rd-response")],
+        b"@FILE { http://x/\nTitle{1}:\tt\n}\n",
+    );
+    for flags in [2u8 | 4, 3 | 4 | 8, 2 | 4 | 0xf0, 2 | 4 | 8 | 0x10] {
+        let mut input = vec![flags];
+        input.extend_from_slice(&body);
+        assert!(
+            decode_request(&input).unwrap().is_none(),
+            "flags {flags:#x}"
+        );
+    }
+    assert!(decode_request(b"").is_err());
+    assert!(decode_request(b"\x02").is_err());
+}
