@@ -345,7 +345,8 @@ pub struct Overview {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
     pub id: i64,
-    /// `running`, `ok` or `failed`; a killed loader leaves `running`.
+    /// `running`, `ok`, `failed` or `interrupted` (a killed loader leaves `running` until
+    /// the next run marks it).
     pub status: String,
     pub started: String,
     pub finished: Option<String>,

@@ -52,7 +52,8 @@
 //! - `soif_runs(id INTEGER PRIMARY KEY AUTOINCREMENT, inputs TEXT, started TEXT, finished
 //!   TEXT, status TEXT, records INTEGER, upserted INTEGER, deleted INTEGER, rejected
 //!   INTEGER)`: `inputs` is a JSON array of the inputs as given; times are RFC 3339 UTC;
-//!   `status` is `running` (also what a killed run leaves), `ok` (every record the sink
+//!   `status` is `running` (also what a killed run leaves, until the next run marks it
+//!   `interrupted`: runs hold a lock on `PATH-runs.lock`, see [`lock_runs`]), `ok` (every record the sink
 //!   was given is committed; records rejected before the sink, e.g. by the decoder, show
 //!   in the command's exit status, not here), or `failed` (the sink stopped on an error;
 //!   its open batch was rolled back); the counts are those of the committed batches,
@@ -1639,6 +1640,47 @@ impl SqliteStore {
     }
 }
 
+/// Marks the runs a dead loader left `running` as `interrupted`, and holds a shared lock
+/// on `PATH-runs.lock` (next to the database) for the life of this run.
+///
+/// Every run holds that lock while it runs. A run that can take it exclusively knows that
+/// no other run is alive, so each `running` row left in `soif_runs` belongs to a process
+/// that was killed or crashed; those become `interrupted` (`finished` stays `NULL`)
+/// before this run's own row is written. Without a writable lock file (a database in
+/// memory, a read-only directory) nothing is marked.
+fn lock_runs(store: &mut SqliteStore) -> Result<Option<std::fs::File>, StoreError> {
+    if store.path == ":memory:" || store.path.is_empty() {
+        return Ok(None);
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(format!("{}-runs.lock", store.path))
+    else {
+        return Ok(None);
+    };
+    if file.try_lock().is_ok() {
+        store.in_write(|s| {
+            s.conn
+                .execute(
+                    "UPDATE soif_runs SET status = 'interrupted' WHERE status = 'running'",
+                    [],
+                )
+                .map_err(|e| s.err("marking interrupted runs", e))?;
+            Ok(())
+        })?;
+        // Another run that takes the lock in between finds no `running` row of this one:
+        // it is written only once the shared lock is held.
+        let _ = file.unlock();
+    }
+    match file.lock_shared() {
+        Ok(()) => Ok(Some(file)),
+        Err(_) => Ok(None),
+    }
+}
+
 /// Rows per transaction unless `--batch-size` says otherwise.
 ///
 /// Why this many: every commit writes out (and, under the rollback journal of a bulk
@@ -1673,6 +1715,8 @@ pub struct SqliteSink {
     /// goes on (see [`Writeback`]). Declared after `store`, so that its descriptor of
     /// the database file is closed after the connection (see [`Writeback::finish`]).
     writeback: Option<Writeback>,
+    /// A shared lock on `PATH-runs.lock` for the life of the run (see [`lock_runs`]).
+    _run_lock: Option<std::fs::File>,
 }
 
 /// Writes a bulk-loaded database's committed pages to disk in the background, and keeps
@@ -1830,6 +1874,7 @@ impl SqliteSink {
         batch_size: usize,
         inputs: &[String],
     ) -> Result<SqliteSink, Error> {
+        let run_lock = lock_runs(&mut store).map_err(store_fatal)?;
         let run_id = store.begin_run(inputs).map_err(store_fatal)?;
         let bulk = store.bulk;
         Ok(SqliteSink {
@@ -1843,6 +1888,7 @@ impl SqliteSink {
             finished: false,
             bulk,
             writeback: None,
+            _run_lock: run_lock,
         })
     }
 
@@ -1882,7 +1928,8 @@ impl SqliteSink {
 impl Drop for SqliteSink {
     /// Dropped without [`Sink::finish`] (the run failed): the open batch is rolled back
     /// and the run marked `failed` with the counts of what was committed. (A killed
-    /// process never gets here; its run stays `running`.)
+    /// process never gets here; its run stays `running` until the next run marks it
+    /// `interrupted`, see [`lock_runs`].)
     fn drop(&mut self) {
         if self.finished {
             return;
@@ -2354,6 +2401,34 @@ mod tests {
         assert_eq!(descriptors(), loading, "none closed by finish");
         drop(sink);
         assert_eq!(descriptors(), 0);
+    }
+
+    #[test]
+    fn runs_left_running_by_a_dead_loader_are_marked_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let status = |id: i64| -> String {
+            let s = SqliteStore::open(&path).unwrap();
+            s.connection()
+                .query_row("SELECT status FROM soif_runs WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+        };
+        // A run by a process that was killed: its row says `running`, no lock is held.
+        let dead = SqliteStore::open(&path)
+            .unwrap()
+            .begin_run(&["killed.soif".into()])
+            .unwrap();
+        // The next run marks it; a live run holds the lock, and the run after leaves it
+        // alone.
+        let mut live = SqliteSink::open(&path, StoreOptions::default(), 10, &[]).unwrap();
+        assert_eq!(status(dead), "interrupted");
+        let mut other = SqliteSink::open(&path, StoreOptions::default(), 10, &[]).unwrap();
+        assert_eq!(status(live.run_id()), "running");
+        other.finish().unwrap();
+        live.finish().unwrap();
+        assert_eq!(status(live.run_id()), "ok");
     }
 
     #[test]
