@@ -25,7 +25,7 @@
 //! spooled, see [`crate::spool`]): a body that breaks off or holds a bad object writes
 //! nothing, and a slow client never holds the catalog's write lock.
 
-use crate::catalog::{keyword_query, Catalog, Flow, Query, Scope, Submission};
+use crate::catalog::{keyword_query, Catalog, CatalogOptions, Flow, Query, Scope, Submission};
 use crate::error::RequestError;
 use crate::spool::Spool;
 use crate::status::{self, CatalogStatus, ServerStatus};
@@ -34,9 +34,11 @@ use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
+use axum::Extension;
 use axum::Router;
 use bytes::Bytes;
 use futures::StreamExt;
+use hyper::body::Incoming;
 use soif_codecs::rdm::{
     Csid, GathererScope, MessageItem, MessageReader, QueryLanguage, RdmDate, RdmHeader, RdmQuery,
     RdmType, Schema, SchemaScope, ServerDescription, Taxonomy, TaxonomyScope,
@@ -45,9 +47,10 @@ use soif_codecs::soif::{decode_all, encode_record, DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use std::collections::HashMap;
 use std::io::Read;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::io::AsyncRead;
 use tokio_util::codec::FramedRead;
@@ -94,9 +97,41 @@ pub struct ServerConfig {
     /// `Maintainer` of the server description.
     pub maintainer: Option<String>,
     /// A request body that sends nothing for this long is abandoned (nothing is written);
-    /// a client that reads nothing of a streamed reply for this long is cut off.
+    /// a client that reads nothing of a reply for this long is cut off (`--stall-timeout`).
     pub body_idle_timeout: Duration,
+    /// Largest body of a POST without the right token (a query; `--max-open-body`). Its
+    /// first object, the `@RDMHEADER`, must also fit in [`OPEN_HEADER_LIMIT`]; a
+    /// submission is refused as soon as that header has been read.
+    pub max_open_body: u64,
+    /// Time a connection has to send a complete request head, counted from when it
+    /// starts waiting for one — so also the idle time of a kept-alive connection
+    /// (`--header-timeout`).
+    pub header_timeout: Duration,
+    /// Words (and `OR`s) in a `sample-keyword-ql` scope (`--max-query-terms`).
+    pub max_query_terms: usize,
+    /// Keys in a `View-Order` (`--max-order-keys`).
+    pub max_order_keys: usize,
+    /// Rows a `View-Order` may sort (`--max-sorted-rows`); more is an error reply.
+    pub max_sorted_rows: u64,
+    /// Hits a keyword query ranks (`--max-keyword-hits`): the best this many are served.
+    pub max_keyword_hits: u64,
+    /// `rd-request` replies in flight per client address (`--max-reads-per-client`).
+    pub max_reads_per_client: usize,
+    /// `rd-request` replies in flight in all (`--max-reads`).
+    pub max_reads: usize,
+    /// How long a read waits for one of a catalog's read connections (`--read-wait`).
+    pub read_wait: Duration,
+    /// Open connections per client address (`--max-connections-per-client`).
+    pub max_connections_per_client: usize,
+    /// Open connections in all (`--max-connections`).
+    pub max_connections: usize,
+    /// Serve every catalog read-only (`--read-only`); a catalog whose database or file
+    /// system is not writable is served read-only anyway.
+    pub read_only: bool,
 }
+
+/// The `@RDMHEADER` of a POST without the right token must arrive within this many bytes.
+pub const OPEN_HEADER_LIMIT: usize = 64 << 10;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -109,7 +144,19 @@ impl Default for ServerConfig {
             max_record_size: 64 << 20,
             description: None,
             maintainer: None,
-            body_idle_timeout: Duration::from_secs(60),
+            body_idle_timeout: Duration::from_secs(30),
+            max_open_body: 1 << 20,
+            header_timeout: Duration::from_secs(10),
+            max_query_terms: 32,
+            max_order_keys: 4,
+            max_sorted_rows: 1_000_000,
+            max_keyword_hits: 10_000,
+            max_reads_per_client: 8,
+            max_reads: 64,
+            read_wait: Duration::from_secs(5),
+            max_connections_per_client: 256,
+            max_connections: 4096,
+            read_only: false,
         }
     }
 }
@@ -174,6 +221,76 @@ pub struct AppState {
     failed: AtomicU64,
     submitted: AtomicU64,
     deleted: AtomicU64,
+    reads: Arc<ReadSlots>,
+}
+
+/// The address a request came from, put in the request's extensions by [`serve`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub IpAddr);
+
+/// The `rd-request` replies in flight, per client address and in all.
+#[derive(Debug, Default)]
+struct ReadSlots {
+    in_flight: Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+/// One reply in flight; released when dropped (the reply ended, or was cut off).
+struct ReadSlot {
+    slots: Arc<ReadSlots>,
+    client: Option<IpAddr>,
+}
+
+impl ReadSlots {
+    fn acquire(
+        self: &Arc<Self>,
+        client: Option<IpAddr>,
+        config: &ServerConfig,
+    ) -> Result<ReadSlot, RequestError> {
+        let mut guard = self
+            .in_flight
+            .lock()
+            .map_err(|_| RequestError::Internal("the read counter failed earlier".into()))?;
+        let (total, per_client) = &mut *guard;
+        if *total >= config.max_reads {
+            return Err(RequestError::Busy(format!(
+                "{} rd-request replies are in flight (this server's limit); retry later",
+                config.max_reads
+            )));
+        }
+        if let Some(ip) = client {
+            let n = per_client.entry(ip).or_insert(0);
+            if *n >= config.max_reads_per_client {
+                return Err(RequestError::TooManyRequests(format!(
+                    "{ip} already has {} rd-request replies in flight (this server's limit per \
+                     client); read them first",
+                    config.max_reads_per_client
+                )));
+            }
+            *n += 1;
+        }
+        *total += 1;
+        Ok(ReadSlot {
+            slots: self.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for ReadSlot {
+    fn drop(&mut self) {
+        if let Ok(mut guard) = self.slots.in_flight.lock() {
+            let (total, per_client) = &mut *guard;
+            *total = total.saturating_sub(1);
+            if let Some(ip) = self.client {
+                if let Some(n) = per_client.get_mut(&ip) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        per_client.remove(&ip);
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for AppState {
@@ -196,7 +313,11 @@ impl AppState {
             if by_name.insert(name.clone(), catalogs.len()).is_some() {
                 return Err(format!("two catalogs are named {name:?}"));
             }
-            let c = Catalog::open(name, path)
+            let opts = CatalogOptions {
+                read_only: config.read_only,
+                read_wait: config.read_wait,
+            };
+            let c = Catalog::open_with(name, path, &opts)
                 .map_err(|e| format!("catalog {name} ({}): {e}", path.display()))?;
             catalogs.push(Arc::new(c));
         }
@@ -209,7 +330,13 @@ impl AppState {
             failed: AtomicU64::new(0),
             submitted: AtomicU64::new(0),
             deleted: AtomicU64::new(0),
+            reads: Arc::new(ReadSlots::default()),
         }))
+    }
+
+    /// The catalogs, in `--db` order.
+    pub fn catalogs(&self) -> &[Arc<Catalog>] {
+        &self.catalogs
     }
 
     fn catalog(&self, header: &RdmHeader) -> Result<Arc<Catalog>, RequestError> {
@@ -233,7 +360,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` completes.
+/// Serves until `shutdown` completes, then finishes the requests in flight.
+///
+/// Each connection is HTTP/1.1 (hyper) with the limits of [`ServerConfig`]: a complete
+/// request head within [`ServerConfig::header_timeout`] (also the idle time of a
+/// kept-alive connection), replies that the client stops reading cut off after
+/// [`ServerConfig::body_idle_timeout`], at most [`ServerConfig::max_connections`]
+/// connections and [`ServerConfig::max_connections_per_client`] per address (more are
+/// closed at once). Each request carries its [`ClientAddr`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
@@ -250,9 +384,234 @@ pub async fn serve(
             }
         });
     }
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let config = state.config.clone();
+    let app = router(state);
+    let conns = Arc::new(ConnectionCount::default());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: pause, do not spin.
+                    eprintln!("soif: accepting a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        // Reap finished connections so that the set stays small.
+        while tasks.try_join_next().is_some() {}
+        let Some(guard) = conns.enter(peer.ip(), &config) else {
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let mut stop = stop_rx.clone();
+        let header_timeout = config.header_timeout;
+        let write_stall = config.body_idle_timeout;
+        tasks.spawn(async move {
+            let _guard = guard;
+            let ip = peer.ip();
+            let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+                req.extensions_mut().insert(ClientAddr(ip));
+                tower::ServiceExt::oneshot(app.clone(), req)
+            });
+            let io = hyper_util::rt::TokioIo::new(WriteStall::new(stream, write_stall));
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(true);
+            let conn = builder.serve_connection(io, service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stop.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.as_mut().await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Open connections, per client address and in all.
+#[derive(Debug, Default)]
+struct ConnectionCount {
+    open: Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+struct ConnectionGuard {
+    count: Arc<ConnectionCount>,
+    ip: IpAddr,
+}
+
+impl ConnectionCount {
+    fn enter(self: &Arc<Self>, ip: IpAddr, config: &ServerConfig) -> Option<ConnectionGuard> {
+        let mut guard = self.open.lock().ok()?;
+        let (total, per_client) = &mut *guard;
+        let n = per_client.get(&ip).copied().unwrap_or(0);
+        if *total >= config.max_connections || n >= config.max_connections_per_client {
+            return None;
+        }
+        *total += 1;
+        per_client.insert(ip, n + 1);
+        Some(ConnectionGuard {
+            count: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        if let Ok(mut guard) = self.count.open.lock() {
+            let (total, per_client) = &mut *guard;
+            *total = total.saturating_sub(1);
+            if let Some(n) = per_client.get_mut(&self.ip) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    per_client.remove(&self.ip);
+                }
+            }
+        }
+    }
+}
+
+/// A connection whose writes fail once the client has accepted nothing for a while: a
+/// client that stops reading a reply (of any size) cannot hold its connection forever.
+struct WriteStall<S> {
+    inner: S,
+    limit: Duration,
+    stalled: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> WriteStall<S> {
+    fn new(inner: S, limit: Duration) -> WriteStall<S> {
+        WriteStall {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// `Pending` from the socket: starts (or checks) the stall timer.
+    fn check_stall<T>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        r: std::task::Poll<std::io::Result<T>>,
+    ) -> std::task::Poll<std::io::Result<T>> {
+        use std::task::Poll;
+        if r.is_ready() {
+            self.stalled = None;
+            return r;
+        }
+        let limit = self.limit;
+        let sleep = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        if std::future::Future::poll(sleep.as_mut(), cx).is_ready() {
+            self.stalled = None;
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the client read nothing for {limit:?}"),
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WriteStall<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteStall<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.check_stall(cx, r)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.check_stall(cx, r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_flush(cx);
+        self.check_stall(cx, r)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.check_stall(cx, r)
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit (a server holds one descriptor
+/// per connection; the usual soft limit of 1024 is reached long before the hard one).
+/// Returns the limit now in force.
+#[cfg(unix)]
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            lim = raised;
+        }
+    }
+    Ok(lim.rlim_cur)
+}
+
+/// Elsewhere there is nothing to raise.
+#[cfg(not(unix))]
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    Ok(0)
 }
 
 // --- responses ---------------------------------------------------------------------------
@@ -324,9 +683,11 @@ fn csid_for(host: &str, name: &str) -> Csid {
 
 async fn get_incoming(
     State(state): State<Arc<AppState>>,
+    client: Option<Extension<ClientAddr>>,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
+    let client = client.map(|Extension(ClientAddr(ip))| ip);
     state.requests.fetch_add(1, Ordering::Relaxed);
     let result = async {
         let query = query.ok_or_else(|| {
@@ -341,7 +702,7 @@ async fn get_incoming(
                 head.rdm_type
             )));
         }
-        answer(&state, head, q, &host_of(&headers)).await
+        answer(&state, head, q, &host_of(&headers), client).await
     }
     .await;
     result.unwrap_or_else(|e| error_response(&state, &e))
@@ -439,25 +800,52 @@ fn gzipped(headers: &HeaderMap) -> Result<bool, RequestError> {
 
 async fn post_incoming(
     State(state): State<Arc<AppState>>,
+    client: Option<Extension<ClientAddr>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     state.requests.fetch_add(1, Ordering::Relaxed);
-    post(&state, &headers, body)
+    let client = client.map(|Extension(ClientAddr(ip))| ip);
+    post(&state, &headers, body, client)
         .await
         .unwrap_or_else(|e| error_response(&state, &e))
 }
 
-async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Response, RequestError> {
-    let limit = state.config.max_body;
+async fn post(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    client: Option<IpAddr>,
+) -> Result<Response, RequestError> {
+    // The token is in the HTTP header: looked at before any of the body is read. Without
+    // it the body may only be a small request, and a submission is refused as soon as its
+    // @RDMHEADER has been read.
+    let auth = check_token(state, headers);
+    let wrong_token = auth.is_err() && headers.contains_key(header::AUTHORIZATION);
+    let limits = if auth.is_ok() {
+        BodyLimits {
+            body: state.config.max_body,
+            record: state.config.max_record_size,
+        }
+    } else {
+        BodyLimits {
+            body: state.config.max_open_body.min(state.config.max_body),
+            record: OPEN_HEADER_LIMIT,
+        }
+    };
     let gzip = gzipped(headers)?;
     if let Some(len) = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok())
     {
-        if len > limit {
-            return Err(RequestError::TooLarge { limit });
+        if len > limits.body {
+            // A wrong token is reported as such (the client's mistake to fix); without a
+            // token only small requests are read.
+            return Err(match auth {
+                Err(e) if wrong_token => e,
+                _ => RequestError::TooLarge { limit: limits.body },
+            });
         }
     }
     let content_type = headers
@@ -482,7 +870,7 @@ async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Respo
                 head.rdm_type
             )));
         }
-        return answer(state, head, q, &host).await;
+        return answer(state, head, q, &host, client).await;
     }
     if let Some(ct) = content_type.as_deref() {
         if ct != RDM_CONTENT_TYPE {
@@ -494,52 +882,123 @@ async fn post(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Respo
     let stream = body
         .into_data_stream()
         .map(|chunk| chunk.map_err(std::io::Error::other));
-    let sent = Limited::new(
+    let reader = body_reader(
         StreamReader::new(stream),
-        limit,
-        Some(state.config.body_idle_timeout),
+        gzip,
+        limits,
+        state.config.body_idle_timeout,
     );
-    let reader: Box<dyn AsyncRead + Send + Unpin> = if gzip {
-        let inflated =
-            async_compression::tokio::bufread::GzipDecoder::new(tokio::io::BufReader::new(sent));
-        Box::new(Limited::new(inflated, limit, None))
-    } else {
-        Box::new(sent)
-    };
-    let mut opts = DecoderOptions::with_max_record_size(state.config.max_record_size);
-    opts.input = Some(Arc::from("request body"));
-    let mut frames: BodyFrames =
-        FramedRead::with_capacity(reader, SoifDecoder::new(opts), 64 << 10);
-    let mut reader = MessageReader::new();
-    let first = next_record(&mut frames, limit).await?.ok_or_else(|| {
-        RequestError::Malformed("the body is empty: an RDM message starts with @RDMHEADER".into())
-    })?;
-    let head = match reader.push(first)? {
-        MessageItem::Header(h) => h,
-        _ => {
-            return Err(RequestError::Internal(
-                "the first object was not read as a header".into(),
-            ))
-        }
-    };
+    let mut body = RdmBody::new(reader, limits);
+    let head = body.header().await?;
     match head.rdm_type {
         RdmType::RdResponse | RdmType::RdResponseDeleted => {
-            submit(state, headers, head, reader, frames, limit).await
+            // Refused on the header alone: nothing after the @RDMHEADER is read.
+            auth?;
+            submit(state, headers, head, body).await
         }
         t if t.is_request() => {
-            let mut query = None;
-            while let Some(record) = next_record(&mut frames, limit).await? {
-                if let MessageItem::Query(q) = reader.push(record)? {
-                    query = Some(q);
-                }
-            }
-            reader.finish()?;
-            answer(state, head, query, &host).await
+            let query = body.query().await?;
+            answer(state, head, query, &host, client).await
         }
         other => Err(RequestError::Unsupported(format!(
             "this server does not accept {other} messages (it takes requests, rd-response \
              and rd-response-deleted)"
         ))),
+    }
+}
+
+/// Limits on one POST body: its size (as sent, and inflated) and that of each object.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    pub body: u64,
+    pub record: usize,
+}
+
+/// The body as bytes: limited, with an idle timeout, inflated when gzip'd.
+fn body_reader<R: AsyncRead + Send + Unpin + 'static>(
+    sent: R,
+    gzip: bool,
+    limits: BodyLimits,
+    idle: Duration,
+) -> Box<dyn AsyncRead + Send + Unpin> {
+    let sent = Limited::new(sent, limits.body, Some(idle));
+    if gzip {
+        let inflated =
+            async_compression::tokio::bufread::GzipDecoder::new(tokio::io::BufReader::new(sent));
+        Box::new(Limited::new(inflated, limits.body, None))
+    } else {
+        Box::new(sent)
+    }
+}
+
+/// An `application/x-rdm` POST body, decoded object by object as it arrives.
+pub struct RdmBody {
+    frames: BodyFrames,
+    reader: MessageReader,
+    limit: u64,
+}
+
+impl RdmBody {
+    /// Decodes `reader` (the body's bytes) within `limits`.
+    pub fn new(reader: Box<dyn AsyncRead + Send + Unpin>, limits: BodyLimits) -> RdmBody {
+        let mut opts = DecoderOptions::with_max_record_size(limits.record);
+        opts.input = Some(Arc::from("request body"));
+        // The first read is at most one object's limit: a refused submission's body is
+        // not read much beyond its header.
+        let capacity = limits.record.clamp(1, 64 << 10);
+        RdmBody {
+            frames: FramedRead::with_capacity(reader, SoifDecoder::new(opts), capacity),
+            reader: MessageReader::new(),
+            limit: limits.body,
+        }
+    }
+
+    /// The message's `@RDMHEADER` (its first object).
+    pub async fn header(&mut self) -> Result<RdmHeader, RequestError> {
+        let first = self.next().await?.ok_or_else(|| {
+            RequestError::Malformed(
+                "the body is empty: an RDM message starts with @RDMHEADER".into(),
+            )
+        })?;
+        match self.reader.push(first)? {
+            MessageItem::Header(h) => Ok(h),
+            _ => Err(RequestError::Internal(
+                "the first object was not read as a header".into(),
+            )),
+        }
+    }
+
+    /// The rest of a request: its `@RDMQUERY`, if any.
+    pub async fn query(&mut self) -> Result<Option<RdmQuery>, RequestError> {
+        let mut query = None;
+        while let Some(record) = self.next().await? {
+            if let MessageItem::Query(q) = self.reader.push(record)? {
+                query = Some(q);
+            }
+        }
+        self.reader.finish()?;
+        Ok(query)
+    }
+
+    /// The next RD of a submission (a leading `@SCHEMA` is skipped); `None` at the end.
+    pub async fn next_rd(&mut self) -> Result<Option<Record>, RequestError> {
+        loop {
+            match self.next().await? {
+                None => {
+                    self.reader.finish()?;
+                    return Ok(None);
+                }
+                Some(record) => match self.reader.push(record)? {
+                    MessageItem::Rd(rd) => return Ok(Some(rd)),
+                    // "Schema Description (optional)": accepted; the layout keeps its own.
+                    _ => continue,
+                },
+            }
+        }
+    }
+
+    async fn next(&mut self) -> Result<Option<Record>, RequestError> {
+        next_record(&mut self.frames, self.limit).await
     }
 }
 
@@ -572,12 +1031,9 @@ fn check_token(state: &AppState, headers: &HeaderMap) -> Result<(), RequestError
             )
         })?
         .as_bytes();
-    let token = given
-        .strip_prefix(b"Bearer ")
-        .or_else(|| given.strip_prefix(b"bearer "))
-        .ok_or_else(|| {
-            RequestError::Unauthorized("the Authorization header is not `Bearer <token>`".into())
-        })?;
+    let token = bearer_token(given).ok_or_else(|| {
+        RequestError::Unauthorized("the Authorization header is not `Bearer <token>`".into())
+    })?;
     // Compared in time independent of where the first difference is.
     let expected = expected.as_bytes();
     let mut diff = u8::from(token.len() != expected.len());
@@ -590,6 +1046,18 @@ fn check_token(state: &AppState, headers: &HeaderMap) -> Result<(), RequestError
     Ok(())
 }
 
+/// The credentials of an `Authorization: Bearer TOKEN` header: the scheme is matched
+/// without regard to case (RFC 7235: `BEARER` is `Bearer`), one or more spaces follow it.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let value = value.trim_ascii();
+    let split = value.iter().position(|&b| b == b' ' || b == b'\t')?;
+    let (scheme, rest) = value.split_at(split);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    Some(rest.trim_ascii_start()).filter(|t| !t.is_empty())
+}
+
 enum Msg {
     Rd(Record),
     Fail(RequestError),
@@ -600,14 +1068,15 @@ async fn submit(
     state: &AppState,
     headers: &HeaderMap,
     head: RdmHeader,
-    mut reader: MessageReader,
-    mut frames: BodyFrames,
-    limit: u64,
+    mut body: RdmBody,
 ) -> Result<Response, RequestError> {
     // Before reading any RD: a refused submission reads and writes nothing more.
     check_token(state, headers)?;
     check_version(&head)?;
     let catalog = state.catalog(&head)?;
+    if catalog.read_only() {
+        return Err(RequestError::ReadOnly(catalog.name().to_string()));
+    }
     let kind = if head.rdm_type == RdmType::RdResponseDeleted {
         Submission::Delete
     } else {
@@ -638,17 +1107,9 @@ async fn submit(
         })
     };
     loop {
-        let msg = match next_record(&mut frames, limit).await {
-            Ok(None) => match reader.finish() {
-                Ok(_) => Msg::End,
-                Err(e) => Msg::Fail(e.into()),
-            },
-            Ok(Some(record)) => match reader.push(record) {
-                Ok(MessageItem::Rd(rd)) => Msg::Rd(rd),
-                // "Schema Description (optional)": accepted; the layout keeps its own.
-                Ok(_) => continue,
-                Err(e) => Msg::Fail(e.into()),
-            },
+        let msg = match body.next_rd().await {
+            Ok(None) => Msg::End,
+            Ok(Some(rd)) => Msg::Rd(rd),
             Err(e) => Msg::Fail(e),
         };
         let last = !matches!(msg, Msg::Rd(_));
@@ -689,24 +1150,15 @@ async fn submit(
 
 // --- requests ----------------------------------------------------------------------------
 
-/// RDM 1.x is what the note defines.
-fn check_version(head: &RdmHeader) -> Result<(), RequestError> {
-    if head.version.starts_with("1.") || head.version == "1" {
-        return Ok(());
-    }
-    Err(RequestError::Unsupported(format!(
-        "RDM-Version {} (this server speaks 1.0)",
-        head.version
-    )))
-}
-
-async fn answer(
-    state: &AppState,
-    head: RdmHeader,
-    query: Option<RdmQuery>,
-    host: &str,
-) -> Result<Response, RequestError> {
-    check_version(&head)?;
+/// The checks of a request that need no catalog: its RDM version, its query language,
+/// and for an `rd-request` / `rd-request-deleted` its scope and view within this server's
+/// limits, giving the read to run. (Schema and taxonomy scopes are checked too.)
+pub fn check_request(
+    config: &ServerConfig,
+    head: &RdmHeader,
+    query: Option<&RdmQuery>,
+) -> Result<Option<Query>, RequestError> {
+    check_version(head)?;
     if let (Some(ql), Some(expected)) = (&head.query_language, head.rdm_type.query_language()) {
         let keyword_ok = matches!(
             head.rdm_type,
@@ -724,6 +1176,76 @@ async fn answer(
             )));
         }
     }
+    let scope = query.and_then(|q| q.scope.as_deref());
+    match head.rdm_type {
+        RdmType::SchemaDescriptionRequest => {
+            SchemaScope::parse(scope.unwrap_or("defined SOIF-Attribute"))?;
+            Ok(None)
+        }
+        RdmType::TaxonomyDescriptionRequest => {
+            TaxonomyScope::parse(scope.unwrap_or("descendant ROOT"))?;
+            Ok(None)
+        }
+        RdmType::RdRequest | RdmType::RdRequestDeleted => {
+            let q = query.cloned().unwrap_or_default();
+            let keyword = head.query_language == Some(QueryLanguage::SampleKeyword);
+            let scope = match (&q.scope, keyword) {
+                (Some(s), true) => Scope::Keywords(keyword_query(s, config.max_query_terms)?),
+                (None, true) => {
+                    return Err(RequestError::Malformed(
+                        "sample-keyword-ql needs a Scope (the words to look for)".into(),
+                    ))
+                }
+                (None, false) => Scope::All,
+                (Some(s), false) => match GathererScope::parse(s)? {
+                    GathererScope::All => Scope::All,
+                    GathererScope::Since(d) => Scope::Since(d.unix_seconds()),
+                },
+            };
+            let deleted = head.rdm_type == RdmType::RdRequestDeleted;
+            if deleted && keyword {
+                return Err(RequestError::Unsupported(
+                    "rd-request-deleted takes the gatherer query language (all, since DATE)".into(),
+                ));
+            }
+            let max_keys = config.max_order_keys;
+            if q.view.order.as_ref().is_some_and(|o| o.0.len() > max_keys) {
+                return Err(RequestError::OverLimit(format!(
+                    "View-Order has more than {max_keys} keys (this server's limit)"
+                )));
+            }
+            Ok(Some(Query {
+                scope,
+                deleted,
+                view: q.view,
+                max_sorted_rows: config.max_sorted_rows,
+                max_keyword_hits: config.max_keyword_hits,
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// RDM 1.x is what the note defines.
+fn check_version(head: &RdmHeader) -> Result<(), RequestError> {
+    if head.version.starts_with("1.") || head.version == "1" {
+        return Ok(());
+    }
+    Err(RequestError::Unsupported(format!(
+        "RDM-Version {} (this server speaks 1.0)",
+        head.version
+    )))
+}
+
+async fn answer(
+    state: &AppState,
+    head: RdmHeader,
+    query: Option<RdmQuery>,
+    host: &str,
+    client: Option<IpAddr>,
+) -> Result<Response, RequestError> {
+    // Everything that needs no catalog first (the fuzz target drives this part too).
+    let read = check_request(&state.config, &head, query.as_ref())?;
     let catalog = state.catalog(&head)?;
     let csid = csid_for(host, catalog.name());
     let scope = query.as_ref().and_then(|q| q.scope.clone());
@@ -783,34 +1305,12 @@ async fn answer(
             Ok(message(StatusCode::OK, &reply, &body, later))
         }
         RdmType::RdRequest | RdmType::RdRequestDeleted => {
-            let q = query.unwrap_or_default();
-            let keyword = head.query_language == Some(QueryLanguage::SampleKeyword);
-            let scope = match (&q.scope, keyword) {
-                (Some(s), true) => Scope::Keywords(keyword_query(s)?),
-                (None, true) => {
-                    return Err(RequestError::Malformed(
-                        "sample-keyword-ql needs a Scope (the words to look for)".into(),
-                    ))
-                }
-                (None, false) => Scope::All,
-                (Some(s), false) => match GathererScope::parse(s)? {
-                    GathererScope::All => Scope::All,
-                    GathererScope::Since(d) => Scope::Since(d.unix_seconds()),
-                },
-            };
-            let deleted = head.rdm_type == RdmType::RdRequestDeleted;
-            if deleted && keyword {
-                return Err(RequestError::Unsupported(
-                    "rd-request-deleted takes the gatherer query language (all, since DATE)".into(),
-                ));
-            }
-            let query = Query {
-                scope,
-                deleted,
-                view: q.view,
-            };
+            let query = read.ok_or_else(|| {
+                RequestError::Internal("an rd-request without its read plan".into())
+            })?;
+            let slot = state.reads.acquire(client, &state.config)?;
             let reply = RdmHeader::new(RdmType::RdResponse).with_catalog(csid);
-            stream_rds(catalog, query, reply, state.config.body_idle_timeout).await
+            stream_rds(catalog, query, reply, state.config.body_idle_timeout, slot).await
         }
         other => Err(RequestError::Malformed(format!(
             "{other} is not a request this server answers"
@@ -841,10 +1341,14 @@ async fn stream_rds(
     query: Query,
     reply: RdmHeader,
     stall: Duration,
+    slot: ReadSlot,
 ) -> Result<Response, RequestError> {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(4);
     let rt = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
+        // Held while the catalog is read for this reply (the last chunks wait in the
+        // channel and the socket).
+        let _slot = slot;
         // A client that stops reading would hold one of the catalog's read connections
         // for good: after `stall` without progress the reply is cut off.
         let send = |chunk: Chunk| {
@@ -1019,4 +1523,110 @@ async fn server_description(
         ));
     }
     Ok(sd)
+}
+
+// --- decoding without a network (the fuzz target) ----------------------------------------
+
+thread_local! {
+    static DECODE_RUNTIME: Option<tokio::runtime::Runtime> =
+        tokio::runtime::Builder::new_current_thread().enable_time().build().ok();
+}
+
+/// Runs the server's request decoding over `data` without a network or a catalog: the
+/// fuzz target `server_request` (see `fuzz/`). `data[0]` picks the path: bits 0–1 a GET
+/// query string (0), a form-encoded POST (1) or an `application/x-rdm` POST (2, 3); bit 2
+/// whether the POST carries the right token; bit 3 whether its body is gzip'd; bits 4–7
+/// the size of the pieces the body arrives in. The rest is the query string or body.
+/// Request bodies go through the same reader, limits, decoder and message reader as
+/// `POST /rdm/incoming`, requests through [`check_request`]; a submission's RDs are read
+/// to the end (or refused after its header without the token).
+pub fn decode_request(data: &[u8]) -> Result<Option<Query>, RequestError> {
+    let Some((&flags, rest)) = data.split_first() else {
+        return Err(RequestError::Malformed("empty".into()));
+    };
+    let config = ServerConfig {
+        // Small limits, so that the limit paths are reached too.
+        max_body: 256 << 10,
+        max_record_size: 64 << 10,
+        max_open_body: 32 << 10,
+        ..ServerConfig::default()
+    };
+    match flags & 3 {
+        0 | 1 => {
+            let (head, q) = parse_form(rest)?;
+            if !head.rdm_type.is_request() {
+                return Err(RequestError::Malformed("not a request".into()));
+            }
+            check_request(&config, &head, q.as_ref())
+        }
+        _ => {
+            let authorized = flags & 4 != 0;
+            let gzip = flags & 8 != 0;
+            let piece = 1 + usize::from(flags >> 4) * 97;
+            DECODE_RUNTIME.with(|rt| {
+                let rt = rt
+                    .as_ref()
+                    .ok_or_else(|| RequestError::Internal("no runtime".into()))?;
+                rt.block_on(decode_rdm_body(&config, rest, authorized, gzip, piece))
+            })
+        }
+    }
+}
+
+async fn decode_rdm_body(
+    config: &ServerConfig,
+    data: &[u8],
+    authorized: bool,
+    gzip: bool,
+    piece: usize,
+) -> Result<Option<Query>, RequestError> {
+    use tokio::io::AsyncReadExt;
+    let bytes = if gzip {
+        let mut out = Vec::new();
+        async_compression::tokio::bufread::GzipEncoder::new(data)
+            .read_to_end(&mut out)
+            .await
+            .map_err(|e| RequestError::Internal(e.to_string()))?;
+        out
+    } else {
+        data.to_vec()
+    };
+    let limits = if authorized {
+        BodyLimits {
+            body: config.max_body,
+            record: config.max_record_size,
+        }
+    } else {
+        BodyLimits {
+            body: config.max_open_body,
+            record: OPEN_HEADER_LIMIT,
+        }
+    };
+    let chunks: Vec<std::io::Result<Bytes>> = bytes
+        .chunks(piece.max(1))
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    let reader = body_reader(
+        StreamReader::new(futures::stream::iter(chunks)),
+        gzip,
+        limits,
+        config.body_idle_timeout,
+    );
+    let mut body = RdmBody::new(reader, limits);
+    let head = body.header().await?;
+    match head.rdm_type {
+        RdmType::RdResponse | RdmType::RdResponseDeleted => {
+            if !authorized {
+                return Err(RequestError::Unauthorized("no token".into()));
+            }
+            check_version(&head)?;
+            while body.next_rd().await?.is_some() {}
+            Ok(None)
+        }
+        t if t.is_request() => {
+            let query = body.query().await?;
+            check_request(config, &head, query.as_ref())
+        }
+        other => Err(RequestError::Unsupported(other.to_string())),
+    }
 }

@@ -114,6 +114,49 @@ pub struct Query {
     /// `rd-request-deleted`: read the remembered deletions instead of the records.
     pub deleted: bool,
     pub view: View,
+    /// Most rows a `View-Order` sorts: beyond, the read fails with
+    /// [`RequestError::OverLimit`] (before anything of the reply was produced).
+    pub max_sorted_rows: u64,
+    /// Most hits a keyword query ranks: the best this many are served.
+    pub max_keyword_hits: u64,
+}
+
+impl Default for Query {
+    /// Gatherer `all`, no view, the default limits.
+    fn default() -> Query {
+        Query::new(Scope::All, false, View::default())
+    }
+}
+
+impl Query {
+    /// A read with the default limits.
+    pub fn new(scope: Scope, deleted: bool, view: View) -> Query {
+        Query {
+            scope,
+            deleted,
+            view,
+            max_sorted_rows: 1_000_000,
+            max_keyword_hits: 10_000,
+        }
+    }
+}
+
+/// How a catalog is opened ([`Catalog::open_with`]).
+#[derive(Debug, Clone)]
+pub struct CatalogOptions {
+    /// Serve it read-only (also chosen by itself when the database cannot be written).
+    pub read_only: bool,
+    /// How long a read waits for a free read connection before [`RequestError::Busy`].
+    pub read_wait: std::time::Duration,
+}
+
+impl Default for CatalogOptions {
+    fn default() -> Self {
+        CatalogOptions {
+            read_only: false,
+            read_wait: std::time::Duration::from_secs(5),
+        }
+    }
 }
 
 /// Whether the consumer of [`Catalog::query`] wants more records.
@@ -140,9 +183,19 @@ pub struct SubmitCounts {
 }
 
 /// Turns the keyword scope (`netscape`, `harvest OR gatherer`) into an FTS5 query in which
-/// every word is a quoted string, so that nothing a client sends is FTS5 syntax.
-pub fn keyword_query(scope: &str) -> Result<String, RequestError> {
-    let words: Vec<&str> = scope.split_whitespace().collect();
+/// every word is a quoted string, so that nothing a client sends is FTS5 syntax. A scope of
+/// more than `max_terms` words (`OR`s included) is [`RequestError::OverLimit`]: FTS5's cost
+/// grows faster than the number of `OR`ed words.
+pub fn keyword_query(scope: &str, max_terms: usize) -> Result<String, RequestError> {
+    let words: Vec<&str> = scope
+        .split_whitespace()
+        .take(max_terms.saturating_add(1))
+        .collect();
+    if words.len() > max_terms {
+        return Err(RequestError::OverLimit(format!(
+            "the keyword scope has more than {max_terms} words (this server's limit)"
+        )));
+    }
     let mut out = String::new();
     for (i, w) in words.iter().enumerate() {
         if *w == "OR" && i > 0 && i + 1 < words.len() && words[i - 1] != "OR" {
@@ -168,9 +221,14 @@ pub fn keyword_query(scope: &str) -> Result<String, RequestError> {
 pub struct Catalog {
     name: String,
     path: PathBuf,
-    writer: Mutex<SqliteStore>,
+    /// `None` when the catalog is served read-only.
+    writer: Option<Mutex<SqliteStore>>,
     readers: Mutex<Vec<SqliteStore>>,
     reader_freed: Condvar,
+    /// A connection of its own for status requests, so that they never wait for the
+    /// read connections (which slow or stalled clients may hold).
+    status: Mutex<SqliteStore>,
+    read_wait: std::time::Duration,
     /// The `soif_runs` summary last seen while a loader was running, and since when.
     loader_seen: Mutex<Option<(String, std::time::Instant)>>,
 }
@@ -182,6 +240,16 @@ impl std::fmt::Debug for Catalog {
             .field("path", &self.path)
             .finish()
     }
+}
+
+/// Whether a write failed because the database cannot be written (a read-only file,
+/// directory or file system), not because it is broken.
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode;
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied)
+    )
 }
 
 fn store_err(e: StoreError) -> RequestError {
@@ -277,7 +345,8 @@ pub struct Overview {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
     pub id: i64,
-    /// `running`, `ok` or `failed`; a killed loader leaves `running`.
+    /// `running`, `ok`, `failed` or `interrupted` (a killed loader leaves `running` until
+    /// the next run marks it).
     pub status: String,
     pub started: String,
     pub finished: Option<String>,
@@ -381,30 +450,86 @@ impl Catalog {
     /// keyword index's tables. The index is brought up to date by [`Catalog::ensure_index`]
     /// (the server starts that in the background, and every keyword query calls it).
     pub fn open(name: &str, path: &Path) -> Result<Catalog, RequestError> {
-        let writer = SqliteStore::open(path).map_err(store_err)?;
-        writer
-            .connection()
-            .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_FTS} COMMIT;"))
-            .map_err(sql_err(path, "creating the keyword index tables"))?;
-        let mut readers = Vec::with_capacity(READERS);
-        for _ in 0..READERS {
-            let s = SqliteStore::open(path).map_err(store_err)?;
+        Catalog::open_with(name, path, &CatalogOptions::default())
+    }
+
+    /// [`Catalog::open`] with options. A database that cannot be opened for writing (a
+    /// read-only file, directory or file system) is opened read-only: served for reads,
+    /// submissions refused with [`RequestError::ReadOnly`].
+    pub fn open_with(
+        name: &str,
+        path: &Path,
+        opts: &CatalogOptions,
+    ) -> Result<Catalog, RequestError> {
+        let writer = if opts.read_only {
+            None
+        } else {
+            match Catalog::open_writer(path) {
+                Ok(w) => Some(w),
+                Err((e, read_only)) if read_only && path.exists() => {
+                    eprintln!(
+                        "soif: catalog {name} ({}) is not writable, served read-only: {e}",
+                        path.display()
+                    );
+                    None
+                }
+                Err((e, _)) => return Err(e),
+            }
+        };
+        let read_only = writer.is_none();
+        let open_reader = || -> Result<SqliteStore, RequestError> {
+            let s = if read_only {
+                SqliteStore::open_read_only(path).map_err(store_err)?
+            } else {
+                SqliteStore::open(path).map_err(store_err)?
+            };
             // Reads stream through the tables once: a small page cache per reader keeps
             // memory at READERS × READER_CACHE_KIB, whatever the catalog's size (the
             // store's default is sized for bulk loading).
             s.connection()
                 .execute_batch(&format!("PRAGMA cache_size = -{READER_CACHE_KIB};"))
                 .map_err(sql_err(path, "setting the reader's cache size"))?;
-            readers.push(s);
+            Ok(s)
+        };
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            readers.push(open_reader()?);
         }
+        let status = open_reader()?;
         Ok(Catalog {
             name: name.to_string(),
             path: path.to_path_buf(),
-            writer: Mutex::new(writer),
+            writer: writer.map(Mutex::new),
             readers: Mutex::new(readers),
             reader_freed: Condvar::new(),
+            status: Mutex::new(status),
+            read_wait: opts.read_wait,
             loader_seen: Mutex::new(None),
         })
+    }
+
+    /// The writer; on failure, also whether the database is just not writable.
+    fn open_writer(path: &Path) -> Result<SqliteStore, (RequestError, bool)> {
+        let writer = SqliteStore::open(path).map_err(|e| {
+            let read_only = matches!(&e, StoreError::Sqlite { source, .. } if is_read_only(source));
+            (store_err(e), read_only)
+        })?;
+        writer
+            .connection()
+            .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_FTS} COMMIT;"))
+            .map_err(|e| {
+                let read_only = is_read_only(&e);
+                (
+                    sql_err(path, "creating the keyword index tables")(e),
+                    read_only,
+                )
+            })?;
+        Ok(writer)
+    }
+
+    /// Whether the catalog is served read-only (no submissions, no keyword index upkeep).
+    pub fn read_only(&self) -> bool {
+        self.writer.is_none()
     }
 
     /// The catalog's name.
@@ -417,15 +542,28 @@ impl Catalog {
         &self.path
     }
 
-    /// Borrows a read connection, waiting while all [`READERS`] are in use.
+    /// Borrows a read connection, waiting while all [`READERS`] are in use — at most
+    /// [`CatalogOptions::read_wait`], then [`RequestError::Busy`].
     fn reader(&self) -> Result<Reader<'_>, RequestError> {
         let poisoned = || RequestError::Internal("the catalog's reader pool failed earlier".into());
+        let deadline = std::time::Instant::now() + self.read_wait;
         let mut idle = self.readers.lock().map_err(|_| poisoned())?;
         let mut store = loop {
             if let Some(s) = idle.pop() {
                 break s;
             }
-            idle = self.reader_freed.wait(idle).map_err(|_| poisoned())?;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(RequestError::Busy(format!(
+                    "all {READERS} read connections of catalog {} are busy; retry later",
+                    self.name
+                )));
+            }
+            idle = self
+                .reader_freed
+                .wait_timeout(idle, left)
+                .map_err(|_| poisoned())?
+                .0;
         };
         drop(idle);
         let begun = store.refresh().map_err(store_err).and_then(|_| {
@@ -444,6 +582,8 @@ impl Catalog {
 
     fn writer(&self) -> Result<std::sync::MutexGuard<'_, SqliteStore>, RequestError> {
         self.writer
+            .as_ref()
+            .ok_or_else(|| RequestError::ReadOnly(self.name.clone()))?
             .lock()
             .map_err(|_| RequestError::Internal("the catalog writer failed earlier".into()))
     }
@@ -460,8 +600,21 @@ impl Catalog {
     /// cost of reading that index (milliseconds for a million rows); status requests are
     /// rare enough for that.
     pub fn overview(&self) -> Result<Overview, RequestError> {
-        let reader = self.reader()?;
-        let store = reader.store();
+        // Its own connection, not one of the pool: a status request never waits for reads.
+        let mut store = self
+            .status
+            .lock()
+            .map_err(|_| RequestError::Internal("the status connection failed earlier".into()))?;
+        store.refresh().map_err(store_err)?;
+        let conn = store.connection();
+        conn.execute_batch("BEGIN")
+            .map_err(sql_err(&self.path, "BEGIN"))?;
+        let result = Catalog::overview_in(&self.path, &store);
+        let _ = conn.execute_batch("COMMIT");
+        result
+    }
+
+    fn overview_in(path: &Path, store: &SqliteStore) -> Result<Overview, RequestError> {
         let conn = store.connection();
         let mut tables = Vec::new();
         for t in store.tables() {
@@ -471,7 +624,7 @@ impl Catalog {
             );
             let rows: i64 = conn
                 .query_row(&sql, [], |r| r.get(0))
-                .map_err(sql_err(&self.path, "counting rows"))?;
+                .map_err(sql_err(path, "counting rows"))?;
             tables.push((t, rows.max(0) as u64));
         }
         let last_run = conn
@@ -493,7 +646,7 @@ impl Catalog {
                 },
             )
             .optional()
-            .map_err(sql_err(&self.path, "reading soif_runs"))?;
+            .map_err(sql_err(path, "reading soif_runs"))?;
         Ok(Overview { tables, last_run })
     }
 
@@ -505,6 +658,26 @@ impl Catalog {
     /// skipped). The rebuild happens once the run has finished, or once its counts have
     /// not moved for [`LOADER_IDLE`] (a loader that was killed leaves its run `running`).
     pub fn ensure_index(&self) -> Result<(), RequestError> {
+        if self.read_only() {
+            // Whatever index the database has is used as it is.
+            let reader = self.reader()?;
+            let has_index: bool = reader
+                .store()
+                .connection()
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'soif_fts')",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(sql_err(&self.path, "reading sqlite_master"))?;
+            if !has_index {
+                return Err(RequestError::Unsupported(format!(
+                    "catalog {} is served read-only and has no keyword index",
+                    self.name
+                )));
+            }
+            return Ok(());
+        }
         let (now, running) = {
             let reader = self.reader()?;
             let conn = reader.store().connection();
@@ -662,9 +835,18 @@ impl Catalog {
         let reader = self.reader()?;
         let scan = !(order.is_none() && take == Some(0));
         {
+            let mut sorted = 0u64;
+            let max_sorted = q.max_sorted_rows;
             let mut feed = |record: Record| -> Result<Flow, RequestError> {
                 match &mut order {
                     Some(o) => {
+                        sorted += 1;
+                        if sorted > max_sorted {
+                            return Err(RequestError::OverLimit(format!(
+                                "View-Order would sort more than {max_sorted} RDs (this \
+                                 server's limit); narrow the scope or leave out View-Order"
+                            )));
+                        }
                         o.apply(record, &mut tail).map_err(|e| {
                             RequestError::Internal(format!("sorting for View-Order: {e}"))
                         })?;
@@ -773,12 +955,12 @@ impl Catalog {
             Scope::Keywords(fts) => {
                 // Without a View-Order only the first skip + take hits can be returned:
                 // FTS5 then ranks with a bounded heap instead of sorting every match.
-                let limit: i64 = match (&q.view.order, q.view.hits) {
-                    (None, Some(h)) => {
-                        i64::try_from(h.skip().saturating_add(h.take())).unwrap_or(i64::MAX)
-                    }
-                    _ => -1,
+                // Never more than max_keyword_hits: FTS5 ranks those with a bounded heap.
+                let wanted = match (&q.view.order, q.view.hits) {
+                    (None, Some(h)) => h.skip().saturating_add(h.take()),
+                    _ => u64::MAX,
                 };
+                let limit = i64::try_from(wanted.min(q.max_keyword_hits)).unwrap_or(i64::MAX);
                 let mut st = conn
                     .prepare(
                         "SELECT k.template, k.url, f.rank FROM
@@ -835,11 +1017,7 @@ impl Catalog {
         if n == 0 {
             return Ok(out);
         }
-        let q = Query {
-            scope: Scope::All,
-            deleted: false,
-            view: View::default(),
-        };
+        let q = Query::new(Scope::All, false, View::default());
         self.query(&q, &mut |r| {
             out.push(r);
             Ok(if out.len() >= n {
@@ -981,11 +1159,14 @@ mod tests {
 
     #[test]
     fn keyword_queries_quote_every_word() {
-        assert_eq!(keyword_query("netscape").unwrap(), "\"netscape\"");
-        assert_eq!(keyword_query(" a  OR b ").unwrap(), "\"a\" OR \"b\"");
-        assert_eq!(keyword_query("OR a").unwrap(), "\"OR\" \"a\"");
-        assert_eq!(keyword_query("x\"y NEAR(").unwrap(), "\"x\"\"y\" \"NEAR(\"");
-        assert!(keyword_query("  ").is_err());
+        assert_eq!(keyword_query("netscape", 32).unwrap(), "\"netscape\"");
+        assert_eq!(keyword_query(" a  OR b ", 32).unwrap(), "\"a\" OR \"b\"");
+        assert_eq!(keyword_query("OR a", 32).unwrap(), "\"OR\" \"a\"");
+        assert_eq!(
+            keyword_query("x\"y NEAR(", 32).unwrap(),
+            "\"x\"\"y\" \"NEAR(\""
+        );
+        assert!(keyword_query("  ", 32).is_err());
     }
 
     #[test]
@@ -996,6 +1177,7 @@ mod tests {
             scope: Scope::All,
             deleted: false,
             view: View::default(),
+            ..Query::default()
         };
         assert_eq!(run(&c, &all).len(), 3);
         // since 1995-01-01: the Netscape page (1996) and the FILE (805226393 = 1995-07-06).
@@ -1023,7 +1205,7 @@ mod tests {
         assert!(got[0].get("Last-Modified").is_none());
         // Keywords: both documents mention netscape; the denser one ranks first.
         let kw = Query {
-            scope: Scope::Keywords(keyword_query("netscape").unwrap()),
+            scope: Scope::Keywords(keyword_query("netscape", 32).unwrap()),
             ..all.clone()
         };
         let hits = run(&c, &kw);
@@ -1043,15 +1225,17 @@ mod tests {
             scope: Scope::All,
             deleted: true,
             view: View::default(),
+            ..Query::default()
         };
         let d = run(&c, &deleted);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].action, Some(Action::Delete));
         assert!(d[0].get_str("Last-Modified").unwrap().ends_with("GMT"));
         let kw = Query {
-            scope: Scope::Keywords(keyword_query("welcome").unwrap()),
+            scope: Scope::Keywords(keyword_query("welcome", 32).unwrap()),
             deleted: false,
             view: View::default(),
+            ..Query::default()
         };
         assert!(run(&c, &kw).is_empty());
     }
@@ -1078,6 +1262,7 @@ mod tests {
             scope: Scope::All,
             deleted: false,
             view: View::default(),
+            ..Query::default()
         };
         assert!(run(&c, &all).is_empty());
     }
@@ -1097,9 +1282,10 @@ mod tests {
             .unwrap();
         }
         let kw = Query {
-            scope: Scope::Keywords(keyword_query("okapi").unwrap()),
+            scope: Scope::Keywords(keyword_query("okapi", 32).unwrap()),
             deleted: false,
             view: View::default(),
+            ..Query::default()
         };
         // While the loader runs, the index is left as it is (and nothing waits for it).
         assert!(run(&c, &kw).is_empty());
@@ -1124,9 +1310,10 @@ mod tests {
             .unwrap();
         sink.finish().unwrap();
         let kw = Query {
-            scope: Scope::Keywords(keyword_query("zebra").unwrap()),
+            scope: Scope::Keywords(keyword_query("zebra", 32).unwrap()),
             deleted: false,
             view: View::default(),
+            ..Query::default()
         };
         assert_eq!(run(&c, &kw).len(), 1);
     }

@@ -29,6 +29,19 @@ pub enum RequestError {
     /// The request body is larger than the server accepts.
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: u64 },
+    /// The request is well formed but asks for more than a limit of this server allows
+    /// (keyword terms, `View-Order` keys, rows to sort; see the server's README).
+    #[error("{0}")]
+    OverLimit(String),
+    /// This client already has as many reads in flight as the server allows it.
+    #[error("{0}")]
+    TooManyRequests(String),
+    /// The server (or the catalog) has no capacity for this read now; retry later.
+    #[error("{0}")]
+    Busy(String),
+    /// A submission to a catalog served read-only.
+    #[error("catalog {0} is served read-only (its database or file system is not writable)")]
+    ReadOnly(String),
     /// The catalog could not be read or written (SQLite, I/O).
     #[error("{0}")]
     Internal(String),
@@ -44,6 +57,10 @@ impl RequestError {
             RequestError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             RequestError::SubmissionsDisabled => StatusCode::FORBIDDEN,
             RequestError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            RequestError::OverLimit(_) => StatusCode::BAD_REQUEST,
+            RequestError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            RequestError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            RequestError::ReadOnly(_) => StatusCode::FORBIDDEN,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

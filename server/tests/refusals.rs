@@ -446,6 +446,10 @@ async fn a_submission_that_breaks_off_writes_nothing() {
 async fn clients_that_stop_reading_do_not_starve_the_catalog() {
     let server = Server::start_with(&["catalog"], Some(TOKEN), |c| {
         c.body_idle_timeout = std::time::Duration::from_millis(300);
+        // All from one address: the per-client bound (tests/hostile.rs) is not the point
+        // here, the cut-off is.
+        c.max_reads_per_client = 64;
+        c.read_wait = std::time::Duration::from_secs(10);
     })
     .await;
     // About 24 MB of RDs: far more than socket buffers hold.

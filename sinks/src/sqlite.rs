@@ -820,6 +820,65 @@ impl SqliteStore {
         SqliteStore::init(conn, name, opts)
     }
 
+    /// Opens an existing database for reading only: nothing is created or changed, so it
+    /// works on a read-only file, directory or file system (a WAL database whose `-shm`
+    /// file cannot be created is opened `immutable`). Writes fail with SQLite's
+    /// `SQLITE_READONLY`. (The RDM server serves such catalogs read-only.)
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
+        use rusqlite::OpenFlags;
+        let name = path.display().to_string();
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |immutable: bool| -> rusqlite::Result<Connection> {
+            let conn = if immutable {
+                let mut uri = String::from("file:");
+                for &b in path.to_string_lossy().as_bytes() {
+                    if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+                        uri.push(char::from(b));
+                    } else {
+                        uri.push_str(&format!("%{b:02X}"));
+                    }
+                }
+                uri.push_str("?immutable=1");
+                Connection::open_with_flags(uri, flags)?
+            } else {
+                Connection::open_with_flags(path, flags)?
+            };
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            Ok(conn)
+        };
+        let conn = open(false)
+            .or_else(|_| open(true))
+            .map_err(|source| StoreError::Sqlite {
+                path: name.clone(),
+                context: "cannot open read-only".into(),
+                source,
+            })?;
+        let opts = StoreOptions::default();
+        let mut store = SqliteStore {
+            upsert: None,
+            conn,
+            path: name,
+            tables: FastMap::default(),
+            used_tables: HashSet::new(),
+            schema: opts.schema,
+            charset: opts.charset,
+            deletions_exist: true,
+            schema_version: 0,
+            scratch: Scratch::default(),
+            bulk: false,
+        };
+        store
+            .conn
+            .busy_timeout(Duration::from_secs(30))
+            .map_err(|e| store.err("setting busy timeout", e))?;
+        store.reload()?;
+        Ok(store)
+    }
+
     /// A store in memory (tests, scratch work).
     pub fn open_in_memory(opts: StoreOptions) -> Result<SqliteStore, StoreError> {
         let conn = Connection::open_in_memory().map_err(|source| StoreError::Sqlite {

@@ -6,6 +6,7 @@ use soif_pipeline::Error;
 use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Serve SQLite catalogs over RDM.
 #[derive(Debug, Args)]
@@ -73,9 +74,83 @@ pub struct ServeArgs {
     #[arg(long, value_name = "EMAIL")]
     pub maintainer: Option<String>,
 
+    /// Serve every catalog read-only: submissions are refused (403, RDM error). A
+    /// catalog whose database, directory or file system is not writable is served
+    /// read-only anyway.
+    #[arg(long)]
+    pub read_only: bool,
+
+    /// Largest body of a POST without the right token (a query). Its @RDMHEADER must
+    /// come within the first 64 KiB; a submission without the token is refused (401) once
+    /// that header is read, before the rest of the body. Over this: 413.
+    #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_size)]
+    pub max_open_body: usize,
+
+    /// Seconds a connection has to send a complete request head, counted from when it
+    /// starts waiting for one (so also the idle time of a kept-alive connection); then it
+    /// is closed.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_seconds)]
+    pub header_timeout: Duration,
+
+    /// Seconds a client may send nothing of a request body, or read nothing of a reply,
+    /// before the exchange is dropped (a body: nothing written; a reply: cut off).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    pub stall_timeout: Duration,
+
+    /// Words (OR included) in a sample-keyword-ql scope; more: 400, RDM error.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_query_terms: usize,
+
+    /// Keys in a View-Order; more: 400, RDM error.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_order_keys: usize,
+
+    /// Rows a View-Order may sort; more: 400, RDM error (before any RD is sent).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub max_sorted_rows: u64,
+
+    /// Hits a keyword query ranks: the best N are served, the rest left out.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_keyword_hits: u64,
+
+    /// rd-request replies in flight per client address (replies being sent count until
+    /// their last byte is taken, or --stall-timeout cuts them off); more: 429, RDM error.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_reads_per_client: usize,
+
+    /// rd-request replies in flight in all; more: 503, RDM error.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_reads: usize,
+
+    /// Seconds a read waits for one of a catalog's 16 read connections; then 503, RDM
+    /// error. (Status requests have a connection of their own and never wait.)
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    pub read_wait: Duration,
+
+    /// Open connections per client address; more are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_connections_per_client: usize,
+
+    /// Open connections in all; more are closed at once. (The open-file limit is raised
+    /// to its hard limit at start.)
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_connections: usize,
+
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Whole or fractional seconds (`10`, `0.5`).
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!("{s:?}: give between 0 and 86400 seconds"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
@@ -116,11 +191,31 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         max_record_size: args.max_record_size,
         description: args.description.clone(),
         maintainer: args.maintainer.clone(),
-        ..ServerConfig::default()
+        body_idle_timeout: args.stall_timeout,
+        max_open_body: args.max_open_body as u64,
+        header_timeout: args.header_timeout,
+        max_query_terms: args.max_query_terms.max(1),
+        max_order_keys: args.max_order_keys,
+        max_sorted_rows: args.max_sorted_rows,
+        max_keyword_hits: args.max_keyword_hits.max(1),
+        max_reads_per_client: args.max_reads_per_client.max(1),
+        max_reads: args.max_reads.max(1),
+        read_wait: args.read_wait,
+        max_connections_per_client: args.max_connections_per_client.max(1),
+        max_connections: args.max_connections.max(1),
+        read_only: args.read_only,
     };
     let names: Vec<String> = config.catalogs.iter().map(|(n, _)| n.clone()).collect();
     let submissions = config.token.is_some();
+    // One descriptor per connection: the usual soft limit (1024) is far below the hard one.
+    let open_files = soif_server::app::raise_open_file_limit();
     let state = AppState::open(config).map_err(Error::Fatal)?;
+    let read_only: Vec<String> = state
+        .catalogs()
+        .iter()
+        .filter(|c| c.read_only())
+        .map(|c| c.name().to_string())
+        .collect();
     let rt = runtime()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -143,6 +238,13 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
                     "disabled (no --token)"
                 }
             );
+            if !read_only.is_empty() {
+                eprintln!("soif: served read-only: {}", read_only.join(", "));
+            }
+            match open_files {
+                Ok(n) => eprintln!("soif: open-file limit {n}"),
+                Err(e) => eprintln!("soif: could not raise the open-file limit: {e}"),
+            }
         }
         soif_server::app::serve(listener, state, shutdown_signal())
             .await
