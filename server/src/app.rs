@@ -380,7 +380,7 @@ pub async fn serve(
         let c = c.clone();
         tokio::task::spawn_blocking(move || {
             if let Err(e) = c.ensure_index() {
-                eprintln!("soif: catalog {}: keyword index: {e}", c.name());
+                log!("soif: catalog {}: keyword index: {e}", c.name());
             }
         });
     }
@@ -397,7 +397,7 @@ pub async fn serve(
                 Ok(a) => a,
                 Err(e) => {
                     // Out of file descriptors and the like: pause, do not spin.
-                    eprintln!("soif: accepting a connection: {e}");
+                    log!("soif: accepting a connection: {e}");
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }

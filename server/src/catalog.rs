@@ -467,7 +467,7 @@ impl Catalog {
             match Catalog::open_writer(path) {
                 Ok(w) => Some(w),
                 Err((e, read_only)) if read_only && path.exists() => {
-                    eprintln!(
+                    log!(
                         "soif: catalog {name} ({}) is not writable, served read-only: {e}",
                         path.display()
                     );

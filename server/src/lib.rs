@@ -44,6 +44,17 @@
 //! }
 //! ```
 
+/// `eprintln!` that never panics: a server must not die because whoever started it
+/// stopped reading its stderr (`eprintln!` panics when the write fails, as with a closed
+/// pipe).
+#[macro_export]
+macro_rules! log {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod app;
 pub mod catalog;
 pub mod error;

@@ -4,6 +4,7 @@ use super::{fail, parse_size, runtime};
 use clap::Args;
 use soif_pipeline::Error;
 use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
+use soif_server::log;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -225,7 +226,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             .local_addr()
             .map_err(|e| Error::io("reading the listening address", e))?;
         if !args.quiet {
-            eprintln!(
+            log!(
                 "soif: serving http://{addr}{RDM_PATH} (catalogs: {}; submissions {})",
                 names
                     .iter()
@@ -239,11 +240,11 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
                 }
             );
             if !read_only.is_empty() {
-                eprintln!("soif: served read-only: {}", read_only.join(", "));
+                log!("soif: served read-only: {}", read_only.join(", "));
             }
             match open_files {
-                Ok(n) => eprintln!("soif: open-file limit {n}"),
-                Err(e) => eprintln!("soif: could not raise the open-file limit: {e}"),
+                Ok(n) => log!("soif: open-file limit {n}"),
+                Err(e) => log!("soif: could not raise the open-file limit: {e}"),
             }
         }
         soif_server::app::serve(listener, state, shutdown_signal())
