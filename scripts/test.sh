@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The project's one test command (README, "Run the tests"; `.ci/run` calls it): every
+# suite, Rust first, then the Python ones, installing what they need itself.
+#
+#   scripts/test.sh            # everything
+#   SOIF_TEST_ONLY=rust scripts/test.sh
+#
+# Python suites run in a project virtual environment (.venv, made on first use), with
+# their packages from PyPI listed in `tests/python/requirements.txt`; each suite is a
+# folder of pytest files registered in PYTHON_SUITES below.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+only="${SOIF_TEST_ONLY:-all}"
+
+# Folders of pytest suites (added by the issues that bring them).
+PYTHON_SUITES=()
+
+rust_tests() {
+    cargo test --workspace --locked
+}
+
+python_env() {
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv
+    fi
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    if [ -f tests/python/requirements.txt ]; then
+        .venv/bin/python -m pip install --quiet -r tests/python/requirements.txt
+    fi
+}
+
+python_tests() {
+    if [ ${#PYTHON_SUITES[@]} -eq 0 ]; then
+        return 0
+    fi
+    python_env
+    # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
+    SOIF_BIN="$PWD/target/debug/soif" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
+}
+
+case "$only" in
+    rust) rust_tests ;;
+    python) python_tests ;;
+    all) rust_tests; python_tests ;;
+    *) echo "SOIF_TEST_ONLY: rust, python or all" >&2; exit 2 ;;
+esac
