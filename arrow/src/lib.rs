@@ -1,0 +1,532 @@
+//! The Arrow layout of SOIF records: one schema that the Parquet and Arrow IPC sinks
+//! write, their sources read back, the Python package streams and the Spark data source
+//! returns, so a file written by any of them is read by all.
+//!
+//! # The layout (`soif:layout` = `records`, version 1)
+//!
+//! | column | Arrow type | holds |
+//! |---|---|---|
+//! | `template` | `Utf8` | the template (`FILE`); null only when not UTF-8 (then `template_bytes`) |
+//! | `url` | `Utf8` | the URL (`-` when none); null only when not UTF-8 (then `url_bytes`) |
+//! | `action` | `Utf8` | `delete`, `refresh`, `update` inside a Harvest envelope, else null |
+//! | `attributes` | `List<Struct>` | the attributes in order, repeated names kept |
+//! | `template_bytes` | `Binary` | the template's bytes when they are not UTF-8, else null |
+//! | `url_bytes` | `Binary` | the URL's bytes when they are not UTF-8, else null |
+//!
+//! Each attribute is a struct of four fields, exactly one of each pair set:
+//!
+//! | field | Arrow type | holds |
+//! |---|---|---|
+//! | `name` | `Utf8` | the name, when UTF-8 |
+//! | `value` | `Utf8` | the value, when UTF-8 (the common case: a query needs no cast) |
+//! | `bytes` | `Binary` | the value's exact bytes, when they are not UTF-8 |
+//! | `name_bytes` | `Binary` | the name's bytes, when they are not UTF-8 |
+//!
+//! Why text *or* bytes rather than both: the text of a UTF-8 value *is* its exact bytes,
+//! so storing both would double every `Full-Text` for nothing; a reader that wants bytes
+//! takes `bytes`, else the UTF-8 of `value`. Nothing is lost, so `soif → parquet → soif`
+//! is byte for byte.
+//!
+//! After the `collapse` transform a multi-valued attribute is a list: it is written as
+//! repeated entries of its collapsed name (`Author-1…N` → `Author`, `Author`, …, in
+//! order), so "all authors" is one filter on `name`; nested parts (`Embed<n>-X`) are
+//! written back under their SOIF names.
+//!
+//! Every field is nullable and the string types are plain `Utf8`/`Binary` (not the large
+//! or view variants): Spark's Python data sources compare the first batch's types
+//! strictly with the declared schema, and Spark's own types are nullable. The schema's
+//! metadata carries the layout name and version ([`LAYOUT_KEY`], [`VERSION_KEY`]); a
+//! reader refuses another layout with a clear error ([`check_schema`]).
+//!
+//! ```
+//! use soif_arrow::{BatchBuilder, records};
+//! use soif_codecs::soif::{decode_all, DecoderOptions};
+//! let input = b"@FILE { http://a/\nTitle{5}:\tHello\nAuthor-1{3}:\tAnn\n}\n";
+//! let mut builder = BatchBuilder::new();
+//! for r in decode_all(input, DecoderOptions::default()) {
+//!     builder.push(&r.unwrap());
+//! }
+//! let batch = builder.finish();
+//! assert_eq!(batch.num_rows(), 1);
+//! let back = records(&batch).unwrap();
+//! assert_eq!(back[0].get_str("Title"), Some("Hello"));
+//! ```
+
+use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder, StructBuilder};
+use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+use bytes::Bytes;
+use soif_codecs::{Action, Attribute, Record, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// Schema metadata key naming the layout (`records`).
+pub const LAYOUT_KEY: &str = "soif:layout";
+/// Schema metadata key giving the layout's version.
+pub const VERSION_KEY: &str = "soif:layout_version";
+/// This layout's name.
+pub const LAYOUT: &str = "records";
+/// This layout's version.
+pub const VERSION: &str = "1";
+
+/// What can be wrong with a batch that claims to hold records.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// The schema is not soif's records layout (another file, or another version).
+    #[error("not soif's records layout: {reason}")]
+    Schema { reason: String },
+    /// A row breaks the layout's rules.
+    #[error("row {row}: {reason}")]
+    Row { row: usize, reason: String },
+}
+
+/// The attribute struct's fields.
+pub fn attribute_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("name", DataType::Utf8, true),
+        Field::new("value", DataType::Utf8, true),
+        Field::new("bytes", DataType::Binary, true),
+        Field::new("name_bytes", DataType::Binary, true),
+    ])
+}
+
+/// The `attributes` column's item field.
+fn item_field() -> Arc<Field> {
+    Arc::new(Field::new(
+        "item",
+        DataType::Struct(attribute_fields()),
+        true,
+    ))
+}
+
+/// The layout's schema, with its metadata.
+pub fn schema() -> SchemaRef {
+    static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let metadata = HashMap::from([
+                (LAYOUT_KEY.to_string(), LAYOUT.to_string()),
+                (VERSION_KEY.to_string(), VERSION.to_string()),
+            ]);
+            Arc::new(Schema::new_with_metadata(
+                vec![
+                    Field::new("template", DataType::Utf8, true),
+                    Field::new("url", DataType::Utf8, true),
+                    Field::new("action", DataType::Utf8, true),
+                    Field::new("attributes", DataType::List(item_field()), true),
+                    Field::new("template_bytes", DataType::Binary, true),
+                    Field::new("url_bytes", DataType::Binary, true),
+                ],
+                metadata,
+            ))
+        })
+        .clone()
+}
+
+/// Checks that `schema` is this layout: its metadata names it (with this version) and its
+/// columns have the layout's names and types. Extra metadata is fine (a Parquet file
+/// also carries its inputs and soif's version).
+pub fn check_schema(schema: &Schema) -> Result<(), LayoutError> {
+    let meta = schema.metadata();
+    match (meta.get(LAYOUT_KEY), meta.get(VERSION_KEY)) {
+        (Some(l), Some(v)) if l == LAYOUT && v == VERSION => {}
+        (Some(l), Some(v)) => {
+            return Err(LayoutError::Schema {
+                reason: format!(
+                    "layout `{l}` version {v}; this soif reads `{LAYOUT}` version {VERSION}"
+                ),
+            })
+        }
+        _ => {
+            return Err(LayoutError::Schema {
+                reason: format!(
+                    "no `{LAYOUT_KEY}` metadata: written by another program (soif writes it), columns: {}",
+                    schema
+                        .fields()
+                        .iter()
+                        .map(|f| f.name().as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        }
+    }
+    let want = self::schema();
+    for f in want.fields() {
+        let got = schema
+            .field_with_name(f.name())
+            .map_err(|_| LayoutError::Schema {
+                reason: format!("column `{}` is missing", f.name()),
+            })?;
+        if got.data_type() != f.data_type() {
+            return Err(LayoutError::Schema {
+                reason: format!(
+                    "column `{}` is {}, the layout has {}",
+                    f.name(),
+                    got.data_type(),
+                    f.data_type()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Builds record batches in the layout, one record at a time.
+///
+/// The caller decides when a batch is full ([`len`](Self::len), and
+/// [`buffered_bytes`](Self::buffered_bytes) for a bound in bytes) and calls
+/// [`finish`](Self::finish); the builder is then empty and can go on.
+pub struct BatchBuilder {
+    template: StringBuilder,
+    url: StringBuilder,
+    action: StringBuilder,
+    attributes: ListBuilder<StructBuilder>,
+    template_bytes: BinaryBuilder,
+    url_bytes: BinaryBuilder,
+    rows: usize,
+    bytes: usize,
+}
+
+impl Default for BatchBuilder {
+    fn default() -> Self {
+        BatchBuilder::new()
+    }
+}
+
+impl BatchBuilder {
+    /// An empty builder.
+    pub fn new() -> BatchBuilder {
+        let values = StructBuilder::from_fields(attribute_fields(), 0);
+        BatchBuilder {
+            template: StringBuilder::new(),
+            url: StringBuilder::new(),
+            action: StringBuilder::new(),
+            attributes: ListBuilder::new(values).with_field(item_field()),
+            template_bytes: BinaryBuilder::new(),
+            url_bytes: BinaryBuilder::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Rows added since the last [`finish`](Self::finish).
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether no row was added since the last [`finish`](Self::finish).
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// About how many bytes of names and values the pending rows hold.
+    pub fn buffered_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Adds one record (collapsed values are written as described in the crate docs).
+    pub fn push(&mut self, record: &Record) {
+        text_or_bytes(
+            &record.template,
+            &mut self.template,
+            &mut self.template_bytes,
+        );
+        text_or_bytes(&record.url, &mut self.url, &mut self.url_bytes);
+        match record.action {
+            Some(a) => self.action.append_value(a.as_str()),
+            None => self.action.append_null(),
+        }
+        self.bytes += record.template.len() + record.url.len() + 16;
+        for attr in &record.attributes {
+            self.push_attribute(&attr.name, &attr.value);
+        }
+        self.attributes.append(true);
+        self.rows += 1;
+    }
+
+    fn push_attribute(&mut self, name: &Bytes, value: &Value) {
+        match value {
+            Value::Bytes(b) => {
+                let s = self.attributes.values();
+                self.bytes += name.len() + b.len() + 16;
+                match std::str::from_utf8(name) {
+                    Ok(n) => {
+                        field::<StringBuilder>(s, 0).append_value(n);
+                        field::<BinaryBuilder>(s, 3).append_null();
+                    }
+                    Err(_) => {
+                        field::<StringBuilder>(s, 0).append_null();
+                        field::<BinaryBuilder>(s, 3).append_value(name);
+                    }
+                }
+                match std::str::from_utf8(b) {
+                    Ok(v) => {
+                        field::<StringBuilder>(s, 1).append_value(v);
+                        field::<BinaryBuilder>(s, 2).append_null();
+                    }
+                    Err(_) => {
+                        field::<StringBuilder>(s, 1).append_null();
+                        field::<BinaryBuilder>(s, 2).append_value(b);
+                    }
+                }
+                s.append(true);
+            }
+            // A list's items under the list's own name, in order.
+            Value::List(items) if items.iter().all(|i| matches!(i, Value::Bytes(_))) => {
+                for item in items {
+                    self.push_attribute(name, item);
+                }
+            }
+            // Parts (and anything nested deeper): back to their SOIF names.
+            _ => {
+                let one = Record {
+                    attributes: vec![Attribute {
+                        name: name.clone(),
+                        value: value.clone(),
+                    }],
+                    ..Record::default()
+                };
+                for a in one.flattened().attributes.iter() {
+                    self.push_attribute(&a.name, &a.value);
+                }
+            }
+        }
+    }
+
+    /// The rows added so far as one batch; the builder is empty again.
+    pub fn finish(&mut self) -> RecordBatch {
+        self.rows = 0;
+        self.bytes = 0;
+        let columns: Vec<Arc<dyn Array>> = vec![
+            Arc::new(self.template.finish()),
+            Arc::new(self.url.finish()),
+            Arc::new(self.action.finish()),
+            Arc::new(self.attributes.finish()),
+            Arc::new(self.template_bytes.finish()),
+            Arc::new(self.url_bytes.finish()),
+        ];
+        // The columns are built to the schema above, so this cannot fail; were it ever
+        // to, an empty batch would hide the bug, so the message says where to look.
+        RecordBatch::try_new(schema(), columns)
+            .unwrap_or_else(|e| panic!("soif-arrow builds batches to its own schema: {e}"))
+    }
+}
+
+fn field<T: arrow_array::builder::ArrayBuilder>(s: &mut StructBuilder, i: usize) -> &mut T {
+    s.field_builder::<T>(i)
+        .unwrap_or_else(|| panic!("attribute field {i} has the layout's builder type"))
+}
+
+fn text_or_bytes(b: &[u8], text: &mut StringBuilder, bytes: &mut BinaryBuilder) {
+    match std::str::from_utf8(b) {
+        Ok(s) => {
+            text.append_value(s);
+            bytes.append_null();
+        }
+        Err(_) => {
+            text.append_null();
+            bytes.append_value(b);
+        }
+    }
+}
+
+/// The records of a batch in the layout (checked with [`check_schema`] first).
+pub fn records(batch: &RecordBatch) -> Result<Vec<Record>, LayoutError> {
+    let view = BatchView::new(batch)?;
+    (0..batch.num_rows()).map(|i| view.record(i)).collect()
+}
+
+/// Typed access to the columns of a batch in the layout, for reading rows one by one.
+pub struct BatchView<'a> {
+    template: &'a StringArray,
+    url: &'a StringArray,
+    action: &'a StringArray,
+    attributes: &'a ListArray,
+    names: &'a StringArray,
+    values: &'a StringArray,
+    bytes: &'a BinaryArray,
+    name_bytes: &'a BinaryArray,
+    template_bytes: &'a BinaryArray,
+    url_bytes: &'a BinaryArray,
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T, LayoutError> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| LayoutError::Schema {
+            reason: format!("column `{name}` is missing or of another type"),
+        })
+}
+
+fn struct_field<'a, T: 'static>(s: &'a StructArray, name: &str) -> Result<&'a T, LayoutError> {
+    s.column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| LayoutError::Schema {
+            reason: format!("attribute field `{name}` is missing or of another type"),
+        })
+}
+
+impl<'a> BatchView<'a> {
+    /// Checks the batch's schema and takes its columns.
+    pub fn new(batch: &'a RecordBatch) -> Result<BatchView<'a>, LayoutError> {
+        check_schema(&batch.schema())?;
+        let attributes: &ListArray = column(batch, "attributes")?;
+        let items = attributes
+            .values()
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| LayoutError::Schema {
+                reason: "`attributes` items are not structs".into(),
+            })?;
+        Ok(BatchView {
+            template: column(batch, "template")?,
+            url: column(batch, "url")?,
+            action: column(batch, "action")?,
+            attributes,
+            names: struct_field(items, "name")?,
+            values: struct_field(items, "value")?,
+            bytes: struct_field(items, "bytes")?,
+            name_bytes: struct_field(items, "name_bytes")?,
+            template_bytes: column(batch, "template_bytes")?,
+            url_bytes: column(batch, "url_bytes")?,
+        })
+    }
+
+    /// Row `i` as a record (no position, no raw bytes).
+    pub fn record(&self, i: usize) -> Result<Record, LayoutError> {
+        let err = |reason: String| LayoutError::Row { row: i, reason };
+        let template = pick(self.template, self.template_bytes, i)
+            .ok_or_else(|| err("neither `template` nor `template_bytes`".into()))?;
+        let url = pick(self.url, self.url_bytes, i)
+            .ok_or_else(|| err("neither `url` nor `url_bytes`".into()))?;
+        let action = if self.action.is_null(i) {
+            None
+        } else {
+            let a = self.action.value(i);
+            Some(Action::parse(a).ok_or_else(|| err(format!("unknown action `{a}`")))?)
+        };
+        let mut attributes = Vec::new();
+        if !self.attributes.is_null(i) {
+            let offsets = self.attributes.value_offsets();
+            let (from, to) = (offsets[i] as usize, offsets[i + 1] as usize);
+            attributes.reserve(to - from);
+            for j in from..to {
+                let name = pick(self.names, self.name_bytes, j)
+                    .ok_or_else(|| err(format!("attribute {}: no name", j - from + 1)))?;
+                let value = pick(self.values, self.bytes, j).unwrap_or_default();
+                attributes.push(Attribute {
+                    name,
+                    value: Value::Bytes(value),
+                });
+            }
+        }
+        Ok(Record {
+            template,
+            url,
+            attributes,
+            action,
+            ..Record::default()
+        })
+    }
+}
+
+/// The text column's value as bytes, else the bytes column's.
+fn pick(text: &StringArray, bytes: &BinaryArray, i: usize) -> Option<Bytes> {
+    if text.is_valid(i) {
+        Some(Bytes::copy_from_slice(text.value(i).as_bytes()))
+    } else if bytes.is_valid(i) {
+        Some(Bytes::copy_from_slice(bytes.value(i)))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(attrs: &[(&[u8], &[u8])]) -> Record {
+        let mut r = Record::new(&b"FILE"[..], &b"http://a/"[..]);
+        for (n, v) in attrs {
+            r.attributes.push(Attribute {
+                name: Bytes::copy_from_slice(n),
+                value: Value::Bytes(Bytes::copy_from_slice(v)),
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn text_and_bytes_are_exclusive_and_lossless() {
+        let r = rec(&[
+            (b"Title", b"Hello"),
+            (b"Thumb", b"\xff\xd8\x00"),
+            (b"N\xe9", b""),
+        ]);
+        let mut b = BatchBuilder::new();
+        b.push(&r);
+        let batch = b.finish();
+        let back = records(&batch).unwrap();
+        assert_eq!(back[0].attributes, r.attributes);
+        let view = BatchView::new(&batch).unwrap();
+        assert!(view.values.is_valid(0) && view.bytes.is_null(0));
+        assert!(view.values.is_null(1) && view.bytes.is_valid(1));
+        assert!(view.names.is_null(2) && view.name_bytes.is_valid(2));
+        assert_eq!(view.values.value(2), "", "an empty value is text, not null");
+    }
+
+    #[test]
+    fn collapsed_lists_are_repeated_names() {
+        let mut r = Record::new(&b"FILE"[..], &b"-"[..]);
+        r.attributes.push(Attribute {
+            name: Bytes::from_static(b"Author"),
+            value: Value::List(vec![
+                Value::Bytes(Bytes::from_static(b"Ann")),
+                Value::Bytes(Bytes::from_static(b"Bob")),
+            ]),
+        });
+        let mut b = BatchBuilder::new();
+        b.push(&r);
+        let back = records(&b.finish()).unwrap();
+        let names: Vec<_> = back[0]
+            .attributes
+            .iter()
+            .map(|a| a.name_str().into_owned())
+            .collect();
+        assert_eq!(names, ["Author", "Author"]);
+    }
+
+    #[test]
+    fn another_layout_is_refused_clearly() {
+        let other = Schema::new(vec![Field::new("x", DataType::Int64, true)]);
+        let e = check_schema(&other).unwrap_err().to_string();
+        assert!(
+            e.contains("no `soif:layout` metadata") && e.contains("x"),
+            "{e}"
+        );
+        let mut meta = schema().metadata().clone();
+        meta.insert(VERSION_KEY.to_string(), "9".to_string());
+        let newer = Schema::new_with_metadata(schema().fields().clone(), meta);
+        assert!(check_schema(&newer)
+            .unwrap_err()
+            .to_string()
+            .contains("version 9"));
+    }
+
+    #[test]
+    fn every_field_is_nullable_and_plain() {
+        fn walk(f: &Field) {
+            assert!(f.is_nullable(), "{} is nullable", f.name());
+            match f.data_type() {
+                DataType::Utf8 | DataType::Binary => {}
+                DataType::List(item) => walk(item),
+                DataType::Struct(fields) => fields.iter().for_each(|f| walk(f)),
+                other => panic!("{}: {other} is not a plain type", f.name()),
+            }
+        }
+        schema().fields().iter().for_each(|f| walk(f));
+    }
+}
