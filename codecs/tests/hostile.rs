@@ -282,8 +282,10 @@ fn attributes_per_record_are_capped() {
         DecoderOptions::with_max_record_size(1000).attribute_limit(),
         4096
     );
-    let mut opts = DecoderOptions::default();
-    opts.max_attributes = Some(10);
+    let opts = DecoderOptions {
+        max_attributes: Some(10),
+        ..DecoderOptions::default()
+    };
     let mut input = b"@FILE { http://many/\n".to_vec();
     for _ in 0..11 {
         input.extend_from_slice(b"A{0}:\t\n");
@@ -468,8 +470,7 @@ proptest! {
         }
         input.extend_from_slice(&good(99));
         want.push("http://good/99".into());
-        let mut opts = DecoderOptions::default();
-        opts.lenient = lenient;
+        let opts = DecoderOptions { lenient, ..DecoderOptions::default() };
         let items = decode_every_way(&input, opts);
         // Garbage may glue onto the next object's line but never hides it (a stray `}`
         // or an unbalanced brace in it is still garbage).

@@ -1719,9 +1719,7 @@ impl SoifDecoder {
             if n > 0 {
                 let at = self.rbuf.len();
                 self.rbuf.resize(at + n, 0);
-                if let Err(e) = top.file.read_exact(&mut self.rbuf[at..]) {
-                    return Err(e);
-                }
+                top.file.read_exact(&mut self.rbuf[at..])?;
                 top.left -= n as u64;
             }
             if top.left == 0 {
