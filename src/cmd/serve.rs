@@ -225,8 +225,21 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             .local_addr()
             .map_err(|e| Error::io("reading the listening address", e))?;
         if !args.quiet {
-            eprintln!(
-                "soif: serving http://{addr}{RDM_PATH} (catalogs: {}; submissions {})",
+            // One line (tests and scripts read the address from the first line and may
+            // close the pipe after it), written without panicking if stderr is gone.
+            use std::io::Write;
+            let read_only = if read_only.is_empty() {
+                String::new()
+            } else {
+                format!("; served read-only: {}", read_only.join(", "))
+            };
+            let open_files = match open_files {
+                Ok(n) => format!("; open-file limit {n}"),
+                Err(e) => format!("; the open-file limit could not be raised: {e}"),
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "soif: serving http://{addr}{RDM_PATH} (catalogs: {}; submissions {}{read_only}{open_files})",
                 names
                     .iter()
                     .map(|n| format!("x-catalog://{addr}/{n}"))
@@ -238,13 +251,6 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
                     "disabled (no --token)"
                 }
             );
-            if !read_only.is_empty() {
-                eprintln!("soif: served read-only: {}", read_only.join(", "));
-            }
-            match open_files {
-                Ok(n) => eprintln!("soif: open-file limit {n}"),
-                Err(e) => eprintln!("soif: could not raise the open-file limit: {e}"),
-            }
         }
         soif_server::app::serve(listener, state, shutdown_signal())
             .await
