@@ -113,12 +113,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_keyword_hits: u64,
 
-    /// rd-request replies in flight per client address (replies being sent count until
-    /// their last byte is taken, or --stall-timeout cuts them off); more: 429, RDM error.
+    /// Reads in flight per client address: rd-request replies (counted until their last
+    /// byte is taken, or --stall-timeout cuts them off) and server or derived schema
+    /// descriptions while they read; more: 429, RDM error.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub max_reads_per_client: usize,
 
-    /// rd-request replies in flight in all; more: 503, RDM error.
+    /// Reads in flight in all (as --max-reads-per-client counts them); more: 503, RDM
+    /// error.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub max_reads: usize,
 
