@@ -24,6 +24,14 @@
 //! A submission is written in one transaction once its whole body has been read (and
 //! spooled, see [`crate::spool`]): a body that breaks off or holds a bad object writes
 //! nothing, and a slow client never holds the catalog's write lock.
+//!
+//! The bearer token is looked at before any of a body is read: without it a body may only
+//! be a small request ([`ServerConfig::max_open_body`], its header within
+//! [`OPEN_HEADER_LIMIT`]) and a submission is refused once its `@RDMHEADER` is read. What
+//! a client can hold is bounded by the other limits of [`ServerConfig`] (keyword terms,
+//! `View-Order` keys and rows, reads in flight per client address and in all, the wait for
+//! a read connection, the request-head and stall timeouts, connections); every limit, its
+//! default and what exceeding it gets are listed in the crate's README ("Limits").
 
 use crate::catalog::{keyword_query, Catalog, CatalogOptions, Flow, Query, Scope, Submission};
 use crate::error::RequestError;
