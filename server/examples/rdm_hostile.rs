@@ -106,7 +106,9 @@ async fn run(
                     continue;
                 }
                 counts.stalled_opened.fetch_add(1, Ordering::Relaxed);
-                // Peek at the status line only (the first bytes), then read no more.
+                // Peek at the status line only (the first bytes), then read no more. (A
+                // read that waits for a read connection and then gets 503 answers after
+                // --read-wait, later than this looks: it counts as held.)
                 let mut head = [0u8; 12];
                 if let Ok(Ok(n)) =
                     tokio::time::timeout(Duration::from_secs(2), s.read(&mut head)).await
@@ -308,7 +310,7 @@ async fn run(
     );
     let c = &counts;
     println!(
-        "stalled whole-catalog readers: {} opened, {} refused at once (429/503)",
+        "stalled whole-catalog readers: {} requests, {} refused (429/503) within 2 s",
         c.stalled_opened.load(Ordering::Relaxed),
         c.stalled_refused.load(Ordering::Relaxed)
     );

@@ -5,7 +5,7 @@
 #   cargo build --release --bin soif --bin soif-gen
 #   cargo build --release -p soif-server --example rdm_hostile
 #   server/scripts/adversarial.sh [CATALOG_SIZE] [SUBMISSION_SIZE] [SECONDS]
-#                                 # defaults: 20MB 100MB 30
+#                                 # defaults: 20MB 100MB 30 (SUBMISSION_SIZE 0: none)
 #
 # Loads CATALOG_SIZE of soif-gen data into a catalog, starts a release `soif serve` with
 # a token on 127.0.0.1, samples its VmRSS every 0.2 s (/proc/PID/status), and runs the
@@ -41,7 +41,11 @@ trap cleanup EXIT
 
 "$gen" --size "$catalog_size" -o "$work/catalog.soif"
 "$soif" convert "$work/catalog.soif" --to sqlite -o "$work/catalog.db" -q
-"$gen" --size "$submission_size" --seed 7 -o "$work/submission.soif"
+submit=()
+if [[ $submission_size != 0 ]]; then
+    "$gen" --size "$submission_size" --seed 7 -o "$work/submission.soif"
+    submit=(--submit "$work/submission.soif")
+fi
 port=$((20000 + RANDOM % 20000))
 token=adversarial-$RANDOM
 
@@ -65,7 +69,7 @@ before=$(rss)
 ) > "$work/rss.log" &
 sampler_pid=$!
 
-"$hostile" "127.0.0.1:$port" "$seconds" --token "$token" --submit "$work/submission.soif"
+"$hostile" "127.0.0.1:$port" "$seconds" --token "$token" "${submit[@]}"
 
 sleep 1
 after=$(rss)
@@ -77,4 +81,7 @@ samples=$(wc -l < "$work/rss.log")
 printf 'server VmRSS: %.1f MB before, %.1f MB peak during the run (%d samples), %.1f MB after\n' \
     "$(echo "$before / 1024" | bc -l)" "$(echo "$peak / 1024" | bc -l)" "$samples" \
     "$(echo "$after / 1024" | bc -l)"
+# VmRSS over the run, one sample every ~5 s: flat means a plateau, not a climb.
+awk 'NR == 1 {t0 = $1} ($1 - t0) >= next_t {printf "%s%.0fs %.1f MB", sep, $1 - t0, $2 / 1024; sep = ", "; next_t += 5} END {print ""}' \
+    "$work/rss.log" | sed 's/^/server VmRSS over time: /'
 printf 'open files of the server at the end: %s\n' "$(ls /proc/$server_pid/fd 2>/dev/null | wc -l)"

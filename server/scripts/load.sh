@@ -30,8 +30,9 @@ base="http://127.0.0.1:$port/rdm/incoming"
 
 run() {
     local label=$1 query=$2 n=$3
+    # All clients come from 127.0.0.1: let one address have them all in flight.
     /usr/bin/time -f '%M' -o "$work/rss" "$soif" serve --db "$work/catalog.db" \
-        --listen "127.0.0.1:$port" -q &
+        --listen "127.0.0.1:$port" --max-reads-per-client "$clients" -q &
     local pid=$!
     # Ready once it answers a status request (and the keyword index is built).
     for _ in $(seq 1 600); do

@@ -24,6 +24,14 @@
 //! A submission is written in one transaction once its whole body has been read (and
 //! spooled, see [`crate::spool`]): a body that breaks off or holds a bad object writes
 //! nothing, and a slow client never holds the catalog's write lock.
+//!
+//! The bearer token is looked at before any of a body is read: without it a body may only
+//! be a small request ([`ServerConfig::max_open_body`], its header within
+//! [`OPEN_HEADER_LIMIT`]) and a submission is refused once its `@RDMHEADER` is read. What
+//! a client can hold is bounded by the other limits of [`ServerConfig`] (keyword terms,
+//! `View-Order` keys and rows, reads in flight per client address and in all, the wait for
+//! a read connection, the request-head and stall timeouts, connections); every limit, its
+//! default and what exceeding it gets are listed in the crate's README ("Limits").
 
 use crate::catalog::{keyword_query, Catalog, CatalogOptions, Flow, Query, Scope, Submission};
 use crate::error::RequestError;
@@ -115,9 +123,10 @@ pub struct ServerConfig {
     pub max_sorted_rows: u64,
     /// Hits a keyword query ranks (`--max-keyword-hits`): the best this many are served.
     pub max_keyword_hits: u64,
-    /// `rd-request` replies in flight per client address (`--max-reads-per-client`).
+    /// Reads in flight per client address: `rd-request` replies, and server or derived
+    /// schema descriptions while they read (`--max-reads-per-client`).
     pub max_reads_per_client: usize,
-    /// `rd-request` replies in flight in all (`--max-reads`).
+    /// Reads in flight in all, counted the same way (`--max-reads`).
     pub max_reads: usize,
     /// How long a read waits for one of a catalog's read connections (`--read-wait`).
     pub read_wait: Duration,
@@ -253,7 +262,7 @@ impl ReadSlots {
         let (total, per_client) = &mut *guard;
         if *total >= config.max_reads {
             return Err(RequestError::Busy(format!(
-                "{} rd-request replies are in flight (this server's limit); retry later",
+                "{} reads are in flight (this server's limit); retry later",
                 config.max_reads
             )));
         }
@@ -261,7 +270,7 @@ impl ReadSlots {
             let n = per_client.entry(ip).or_insert(0);
             if *n >= config.max_reads_per_client {
                 return Err(RequestError::TooManyRequests(format!(
-                    "{ip} already has {} rd-request replies in flight (this server's limit per \
+                    "{ip} already has {} reads in flight (this server's limit per \
                      client); read them first",
                     config.max_reads_per_client
                 )));
@@ -1263,6 +1272,8 @@ async fn answer(
             ))
         }
         RdmType::ServerDescriptionRequest => {
+            // It reads samples through the read connections: counted like a read.
+            let _slot = state.reads.acquire(client, &state.config)?;
             let sd = server_description(state, &catalog, host).await?;
             let mut body = Vec::new();
             encode_record(&sd.to_record(), &mut body);
@@ -1274,6 +1285,7 @@ async fn answer(
             let schema = match &state.config.schema {
                 Some(s) => s.clone(),
                 None => {
+                    let _slot = state.reads.acquire(client, &state.config)?;
                     let c = catalog.clone();
                     let started = RdmDate::from_system_time(state.started);
                     blocking(move || c.layout_schema(started)).await?

@@ -466,13 +466,8 @@ impl Catalog {
         } else {
             match Catalog::open_writer(path) {
                 Ok(w) => Some(w),
-                Err((e, read_only)) if read_only && path.exists() => {
-                    log!(
-                        "soif: catalog {name} ({}) is not writable, served read-only: {e}",
-                        path.display()
-                    );
-                    None
-                }
+                // `soif serve` says which catalogs are served read-only.
+                Err((_, read_only)) if read_only && path.exists() => None,
                 Err((e, _)) => return Err(e),
             }
         };

@@ -288,31 +288,41 @@ async fn stalled_readers_neither_delay_status_nor_hold_every_connection() {
     .await;
     fill(&server, 6000).await;
     // Whole-catalog readers that never read: 8 from each of 4 other addresses (32, twice
-    // the catalog's read connections), plus 4 more from one of them.
+    // the catalog's read connections); once they are in, 4 more from one of them.
+    let request = format!(
+        "GET /rdm/incoming?type=rd-request&scope=all HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.host
+    );
     let mut stalled = Vec::new();
-    let mut refused = Vec::new();
     for client in 2..6u8 {
-        for i in 0..8 + usize::from(client == 2) * 4 {
+        for _ in 0..8 {
             let mut s = connect_from([127, 0, 0, client], &server.host).await;
-            let req = format!(
-                "GET /rdm/incoming?type=rd-request&scope=all HTTP/1.1\r\nHost: {}\r\n\r\n",
-                server.host
-            );
-            s.write_all(req.as_bytes()).await.unwrap();
-            if i >= 8 {
-                refused.push(s);
-            } else {
-                stalled.push(s);
-            }
+            s.write_all(request.as_bytes()).await.unwrap();
+            stalled.push(s);
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut refused = Vec::new();
+    for _ in 0..4 {
+        let mut s = connect_from([127, 0, 0, 2], &server.host).await;
+        s.write_all(request.as_bytes()).await.unwrap();
+        refused.push(s);
+    }
     // More than --max-reads-per-client from one address: 429 at once.
     for s in &mut refused {
         let reply = read_reply(s, Duration::from_secs(3)).await;
         assert!(reply.starts_with("HTTP/1.1 429"), "{reply}");
         assert!(reply.contains("RDM-Error-Message"), "{reply}");
     }
+    // Descriptions read through the read connections too: counted like reads.
+    let mut s = connect_from([127, 0, 0, 2], &server.host).await;
+    let req = format!(
+        "GET /rdm/incoming?type=server-description-request HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.host
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let reply = read_reply(&mut s, Duration::from_secs(3)).await;
+    assert!(reply.starts_with("HTTP/1.1 429"), "{reply}");
     // A status request does not wait for the read connections.
     for _ in 0..5 {
         let t = Instant::now();

@@ -4,7 +4,6 @@ use super::{fail, parse_size, runtime};
 use clap::Args;
 use soif_pipeline::Error;
 use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
-use soif_server::log;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -114,12 +113,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub max_keyword_hits: u64,
 
-    /// rd-request replies in flight per client address (replies being sent count until
-    /// their last byte is taken, or --stall-timeout cuts them off); more: 429, RDM error.
+    /// Reads in flight per client address: rd-request replies (counted until their last
+    /// byte is taken, or --stall-timeout cuts them off) and server or derived schema
+    /// descriptions while they read; more: 429, RDM error.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub max_reads_per_client: usize,
 
-    /// rd-request replies in flight in all; more: 503, RDM error.
+    /// Reads in flight in all (as --max-reads-per-client counts them); more: 503, RDM
+    /// error.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub max_reads: usize,
 
@@ -226,8 +227,21 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             .local_addr()
             .map_err(|e| Error::io("reading the listening address", e))?;
         if !args.quiet {
-            log!(
-                "soif: serving http://{addr}{RDM_PATH} (catalogs: {}; submissions {})",
+            // One line (tests and scripts read the address from the first line and may
+            // close the pipe after it), written without panicking if stderr is gone.
+            use std::io::Write;
+            let read_only = if read_only.is_empty() {
+                String::new()
+            } else {
+                format!("; served read-only: {}", read_only.join(", "))
+            };
+            let open_files = match open_files {
+                Ok(n) => format!("; open-file limit {n}"),
+                Err(e) => format!("; the open-file limit could not be raised: {e}"),
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "soif: serving http://{addr}{RDM_PATH} (catalogs: {}; submissions {}{read_only}{open_files})",
                 names
                     .iter()
                     .map(|n| format!("x-catalog://{addr}/{n}"))
@@ -239,13 +253,6 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
                     "disabled (no --token)"
                 }
             );
-            if !read_only.is_empty() {
-                log!("soif: served read-only: {}", read_only.join(", "));
-            }
-            match open_files {
-                Ok(n) => log!("soif: open-file limit {n}"),
-                Err(e) => log!("soif: could not raise the open-file limit: {e}"),
-            }
         }
         soif_server::app::serve(listener, state, shutdown_signal())
             .await
