@@ -240,6 +240,34 @@ fn garbage_directly_followed_by_an_object() {
     assert_eq!(errors(&items).len(), 2);
 }
 
+// --- 8. Both paths agree near --max-record-size ----------------------------------------
+
+/// Found by the fuzzer (lenient, max 300): an object whose header runs on without
+/// whitespace and whose bytes end exactly where the parser's window ends (max + max/8 +
+/// 1024 bytes from its `@`). A stream, not knowing yet that the input ends there, called it
+/// too large; a mapped file, knowing, called it truncated. Now both wait for one more byte
+/// or the end.
+#[test]
+fn an_object_ending_exactly_at_the_window_reads_alike() {
+    for lenient in [false, true] {
+        for extra in [0usize, 1, 2] {
+            let max = 300;
+            let window = max + max / 8 + 2 * 512;
+            let mut input = good(1);
+            let mut bad = b"@FILE { ".to_vec();
+            bad.resize(window - 1 + extra, b'u');
+            input.extend_from_slice(&bad);
+            let opts = DecoderOptions {
+                lenient,
+                ..DecoderOptions::with_max_record_size(max)
+            };
+            let items = decode_every_way(&input, opts);
+            assert_eq!(urls(&items), ["http://good/1"]);
+            assert_eq!(errors(&items).len(), 1, "{lenient} {extra}");
+        }
+    }
+}
+
 // --- 6. Unclosed envelopes -----------------------------------------------------------
 
 /// Harvest manual (seed 004): "@DELETE { } @REFRESH { } @UPDATE { @FILE { …": an

@@ -448,9 +448,14 @@ impl SoifDecoder {
                     let limit = max.saturating_add(max / 8).saturating_add(2 * LOOKAHEAD);
                     let view = src.len().min(limit);
                     match self.parse_object(&src[..view], eof && src.len() <= limit) {
-                        Progress::NeedMore if view >= limit => {
+                        // Over the limit only once a byte past it has arrived: with
+                        // exactly `limit` bytes the input may end there, and a mapped
+                        // file, which knows its end, would call that truncated (found by
+                        // fuzzing: the two paths disagreed).
+                        Progress::NeedMore if src.len() > limit => {
                             return Some(Err(self.oversized(src, view)));
                         }
+                        Progress::NeedMore if view >= limit => return None,
                         // Known only to be over: where exactly the parser stood depends
                         // on how much whitespace had arrived.
                         Progress::Oversized => {
