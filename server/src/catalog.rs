@@ -217,6 +217,8 @@ pub struct Catalog {
     read_wait: std::time::Duration,
     /// The `soif_runs` summary last seen while a loader was running, and since when.
     loader_seen: Mutex<Option<(String, std::time::Instant)>>,
+    /// The key that authenticates OAI-PMH resumption tokens (see [`Catalog::oai_key`]).
+    oai_key: [u8; 32],
 }
 
 impl std::fmt::Debug for Catalog {
@@ -245,6 +247,62 @@ fn store_err(e: StoreError) -> RequestError {
 fn sql_err<'a>(path: &'a Path, context: &str) -> impl Fn(rusqlite::Error) -> RequestError + 'a {
     let context = context.to_string();
     move |e| RequestError::Internal(format!("sqlite {}: {context}: {e}", path.display()))
+}
+
+/// The `soif_meta` key of the OAI-PMH token key.
+const OAI_KEY: &str = "oai_token_key";
+
+fn random_key() -> Result<[u8; 32], RequestError> {
+    use ring::rand::SecureRandom;
+    let mut key = [0u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut key)
+        .map_err(|_| RequestError::Internal("no randomness for the OAI-PMH token key".into()))?;
+    Ok(key)
+}
+
+/// Reads (or, with the writer, makes and stores) the OAI-PMH token key.
+fn oai_key(writer: Option<&SqliteStore>, reader: &SqliteStore) -> Result<[u8; 32], RequestError> {
+    let read = |store: &SqliteStore| -> Result<Option<[u8; 32]>, RequestError> {
+        let hex: Option<String> = store
+            .connection()
+            .query_row(
+                "SELECT value FROM soif_meta WHERE key = ?1",
+                [OAI_KEY],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| RequestError::Internal(format!("reading soif_meta: {e}")))?;
+        Ok(hex.and_then(|h| {
+            let mut key = [0u8; 32];
+            if h.len() != 64 {
+                return None;
+            }
+            for (i, k) in key.iter_mut().enumerate() {
+                *k = u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()?;
+            }
+            Some(key)
+        }))
+    };
+    if let Some(k) = read(reader)? {
+        return Ok(k);
+    }
+    let key = random_key()?;
+    if let Some(w) = writer {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        // INSERT OR IGNORE: another server opening the catalog at once keeps its key,
+        // and both read the one stored.
+        w.connection()
+            .execute(
+                "INSERT OR IGNORE INTO soif_meta (key, value) VALUES (?1, ?2)",
+                [OAI_KEY, hex.as_str()],
+            )
+            .map_err(|e| RequestError::Internal(format!("writing soif_meta: {e}")))?;
+        if let Some(k) = read(w)? {
+            return Ok(k);
+        }
+    }
+    Ok(key)
 }
 
 /// A catalog's tables with their row counts, and its latest load ([`Catalog::overview`]).
@@ -394,6 +452,7 @@ impl Catalog {
             readers.push(open_reader()?);
         }
         let status = open_reader()?;
+        let oai_key = oai_key(writer.as_ref(), &status)?;
         Ok(Catalog {
             name: name.to_string(),
             path: path.to_path_buf(),
@@ -403,7 +462,23 @@ impl Catalog {
             status: Mutex::new(status),
             read_wait: opts.read_wait,
             loader_seen: Mutex::new(None),
+            oai_key,
         })
+    }
+
+    /// The key of this catalog's OAI-PMH resumption tokens: 32 random bytes kept in
+    /// `soif_meta` (key `oai_token_key`, hex), made the first time the server opens the
+    /// catalog for writing, so that tokens outlive a restart. A read-only catalog
+    /// without one gets a key for this process only (its tokens end with it).
+    pub fn oai_key(&self) -> [u8; 32] {
+        self.oai_key
+    }
+
+    /// Runs `f` on one of the read connections, in a read transaction (one snapshot),
+    /// waiting for a free connection at most [`CatalogOptions::read_wait`].
+    pub fn read<T>(&self, f: impl FnOnce(&SqliteStore) -> T) -> Result<T, RequestError> {
+        let reader = self.reader()?;
+        Ok(f(reader.store()))
     }
 
     /// The writer; on failure, also whether the database is just not writable.
