@@ -14,7 +14,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 only="${SOIF_TEST_ONLY:-all}"
 
 # Folders of pytest suites (added by the issues that bring them).
-PYTHON_SUITES=()
+PYTHON_SUITES=(tests/python)
 
 rust_tests() {
     cargo test --workspace --locked
