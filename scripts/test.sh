@@ -36,7 +36,7 @@ python_tests() {
     fi
     python_env
     # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
-    SOIF_BIN="$PWD/target/debug/soif" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
+    SOIF_BIN="${SOIF_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/soif}" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
 }
 
 case "$only" in
