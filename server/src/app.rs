@@ -137,6 +137,8 @@ pub struct ServerConfig {
     /// Serve every catalog read-only (`--read-only`); a catalog whose database or file
     /// system is not writable is served read-only anyway.
     pub read_only: bool,
+    /// The OAI-PMH provider's settings.
+    pub oai: crate::oai::OaiConfig,
 }
 
 /// The `@RDMHEADER` of a POST without the right token must arrive within this many bytes.
@@ -166,6 +168,7 @@ impl Default for ServerConfig {
             max_connections_per_client: 256,
             max_connections: 4096,
             read_only: false,
+            oai: crate::oai::OaiConfig::default(),
         }
     }
 }
@@ -348,6 +351,37 @@ impl AppState {
         &self.catalogs
     }
 
+    /// The settings the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The catalog named `name` (the default one for `None`) and its index.
+    pub(crate) fn catalog_named(&self, name: Option<&str>) -> Option<(usize, Arc<Catalog>)> {
+        let i = match name {
+            None => 0,
+            Some(n) => *self.by_name.get(n)?,
+        };
+        Some((i, self.catalogs.get(i)?.clone()))
+    }
+
+    /// One of the client's read slots (`--max-reads-per-client`, `--max-reads`), held
+    /// until the returned guard is dropped.
+    pub(crate) fn acquire_read(
+        &self,
+        client: Option<IpAddr>,
+    ) -> Result<impl Send + 'static, RequestError> {
+        self.reads.acquire(client, &self.config)
+    }
+
+    pub(crate) fn count_request(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_failure(&self) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn catalog(&self, header: &RdmHeader) -> Result<Arc<Catalog>, RequestError> {
         match &header.catalog {
             None => Ok(self.catalogs[0].clone()),
@@ -360,10 +394,20 @@ impl AppState {
     }
 }
 
-/// The router: `GET` and `POST` on [`RDM_PATH`].
+/// The router: `GET` and `POST` on [`RDM_PATH`]; OAI-PMH on `/oai` and `/oai/NAME`
+/// (see [`crate::oai`]) and the `soif` format's schema at `/oai/soif.xsd`.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route(RDM_PATH, get(get_incoming).post(post_incoming))
+        .route(
+            "/oai",
+            get(crate::oai::get_default).post(crate::oai::post_default),
+        )
+        .route("/oai/soif.xsd", get(crate::oai::soif_xsd))
+        .route(
+            "/oai/{name}",
+            get(crate::oai::get_named).post(crate::oai::post_named),
+        )
         // The body is limited while it streams (ServerConfig::max_body), not buffered.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)

@@ -51,15 +51,17 @@
 //! transaction: a submission is applied whole or not at all.
 
 use crate::error::RequestError;
-use bytes::Bytes;
-use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
+use soif_catalog::layout::{key_param, value_bytes as bytes_of};
+use soif_catalog::{fts, runs, SqliteStore, StoreError, TableInfo};
 use soif_codecs::rdm::{DataType, RdmDate, Schema, SchemaEntry, View};
 use soif_codecs::{Action, Record};
 use soif_pipeline::transforms::scope::Since;
 use soif_pipeline::transforms::view::{Order, Select};
 use soif_pipeline::{Emit, Transform};
-use soif_sinks::sqlite::{SqliteStore, StoreError, TableInfo};
+
+pub use soif_catalog::fts::INDEX_CHUNK;
+pub use soif_catalog::RunSummary;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
@@ -76,25 +78,9 @@ const READER_CACHE_KIB: u32 = 2048;
 /// never open connections while serving.
 pub const READERS: usize = 16;
 
-/// Records indexed per transaction when the keyword index is rebuilt.
-pub const INDEX_CHUNK: usize = 2000;
-
 /// How long a `running` loader's counts must stand still before the index is rebuilt
 /// anyway (see [`Catalog::ensure_index`]).
 pub const LOADER_IDLE: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// The `soif_meta` key holding the `soif_runs` summary of the last index build.
-const FTS_RUNS_KEY: &str = "fts_runs";
-
-const CREATE_FTS: &str = "
-CREATE TABLE IF NOT EXISTS soif_fts_keys (
-    id INTEGER PRIMARY KEY,
-    template TEXT NOT NULL,
-    url TEXT NOT NULL,
-    UNIQUE (template, url)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS soif_fts USING fts5(body, tokenize = 'unicode61');
-";
 
 /// What a request selects, before the view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,6 +217,8 @@ pub struct Catalog {
     read_wait: std::time::Duration,
     /// The `soif_runs` summary last seen while a loader was running, and since when.
     loader_seen: Mutex<Option<(String, std::time::Instant)>>,
+    /// The key that authenticates OAI-PMH resumption tokens (see [`Catalog::oai_key`]).
+    oai_key: [u8; 32],
 }
 
 impl std::fmt::Debug for Catalog {
@@ -261,76 +249,60 @@ fn sql_err<'a>(path: &'a Path, context: &str) -> impl Fn(rusqlite::Error) -> Req
     move |e| RequestError::Internal(format!("sqlite {}: {context}: {e}", path.display()))
 }
 
-fn key_param(b: &[u8]) -> ToSqlOutput<'_> {
-    match std::str::from_utf8(b) {
-        Ok(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
-        Err(_) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
-    }
+/// The `soif_meta` key of the OAI-PMH token key.
+const OAI_KEY: &str = "oai_token_key";
+
+fn random_key() -> Result<[u8; 32], RequestError> {
+    use ring::rand::SecureRandom;
+    let mut key = [0u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut key)
+        .map_err(|_| RequestError::Internal("no randomness for the OAI-PMH token key".into()))?;
+    Ok(key)
 }
 
-fn bytes_of(v: ValueRef<'_>) -> Bytes {
-    match v {
-        ValueRef::Text(t) | ValueRef::Blob(t) => Bytes::copy_from_slice(t),
-        ValueRef::Integer(i) => Bytes::from(i.to_string()),
-        ValueRef::Real(f) => Bytes::from(f.to_string()),
-        ValueRef::Null => Bytes::new(),
+/// Reads (or, with the writer, makes and stores) the OAI-PMH token key.
+fn oai_key(writer: Option<&SqliteStore>, reader: &SqliteStore) -> Result<[u8; 32], RequestError> {
+    let read = |store: &SqliteStore| -> Result<Option<[u8; 32]>, RequestError> {
+        let hex: Option<String> = store
+            .connection()
+            .query_row(
+                "SELECT value FROM soif_meta WHERE key = ?1",
+                [OAI_KEY],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| RequestError::Internal(format!("reading soif_meta: {e}")))?;
+        Ok(hex.and_then(|h| {
+            let mut key = [0u8; 32];
+            if h.len() != 64 {
+                return None;
+            }
+            for (i, k) in key.iter_mut().enumerate() {
+                *k = u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()?;
+            }
+            Some(key)
+        }))
+    };
+    if let Some(k) = read(reader)? {
+        return Ok(k);
     }
-}
-
-/// The text indexed for a record: its URL and every value, lossily decoded.
-fn index_body(record: &Record) -> String {
-    let mut body = String::from_utf8_lossy(&record.url).into_owned();
-    for a in &record.attributes {
-        for leaf in a.value.leaves() {
-            body.push('\n');
-            body.push_str(&String::from_utf8_lossy(leaf));
+    let key = random_key()?;
+    if let Some(w) = writer {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        // INSERT OR IGNORE: another server opening the catalog at once keeps its key,
+        // and both read the one stored.
+        w.connection()
+            .execute(
+                "INSERT OR IGNORE INTO soif_meta (key, value) VALUES (?1, ?2)",
+                [OAI_KEY, hex.as_str()],
+            )
+            .map_err(|e| RequestError::Internal(format!("writing soif_meta: {e}")))?;
+        if let Some(k) = read(w)? {
+            return Ok(k);
         }
     }
-    body
-}
-
-fn fts_remove(conn: &Connection, template: &[u8], url: &[u8]) -> rusqlite::Result<()> {
-    let id: Option<i64> = conn
-        .prepare_cached("SELECT id FROM soif_fts_keys WHERE template = ?1 AND url = ?2")?
-        .query_row(params![key_param(template), key_param(url)], |r| r.get(0))
-        .optional()?;
-    if let Some(id) = id {
-        conn.prepare_cached("DELETE FROM soif_fts WHERE rowid = ?1")?
-            .execute([id])?;
-        conn.prepare_cached("DELETE FROM soif_fts_keys WHERE id = ?1")?
-            .execute([id])?;
-    }
-    Ok(())
-}
-
-fn fts_insert(conn: &Connection, record: &Record) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT INTO soif_fts_keys (template, url) VALUES (?1, ?2)")?
-        .execute(params![key_param(&record.template), key_param(&record.url)])?;
-    let id = conn.last_insert_rowid();
-    conn.prepare_cached("INSERT INTO soif_fts (rowid, body) VALUES (?1, ?2)")?
-        .execute(params![id, index_body(record)])?;
-    Ok(())
-}
-
-/// A summary of `soif_runs` that changes whenever a loader commits.
-fn runs_summary(conn: &Connection) -> rusqlite::Result<String> {
-    conn.query_row(
-        "SELECT count(*) || ':' || coalesce(max(id), 0) || ':' || coalesce(sum(records), 0)
-                || ':' || coalesce(sum(upserted), 0) || ':' || coalesce(sum(deleted), 0)
-                || ':' || coalesce(sum(status = 'running'), 0)
-         FROM soif_runs",
-        [],
-        |r| r.get(0),
-    )
-}
-
-fn indexed_summary(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT value FROM soif_meta WHERE key = ?1",
-        [FTS_RUNS_KEY],
-        |r| r.get(0),
-    )
-    .optional()
+    Ok(key)
 }
 
 /// A catalog's tables with their row counts, and its latest load ([`Catalog::overview`]).
@@ -338,22 +310,6 @@ fn indexed_summary(conn: &Connection) -> rusqlite::Result<Option<String>> {
 pub struct Overview {
     pub tables: Vec<(TableInfo, u64)>,
     pub last_run: Option<RunSummary>,
-}
-
-/// One `soif_runs` row: a load by `soif convert --to sqlite` (the server's own
-/// submissions are not runs).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSummary {
-    pub id: i64,
-    /// `running`, `ok`, `failed` or `interrupted` (a killed loader leaves `running` until
-    /// the next run marks it).
-    pub status: String,
-    pub started: String,
-    pub finished: Option<String>,
-    pub records: i64,
-    pub upserted: i64,
-    pub deleted: i64,
-    pub rejected: i64,
 }
 
 /// A read connection borrowed from the pool, in a read transaction; returned on drop.
@@ -491,6 +447,7 @@ impl Catalog {
             readers.push(open_reader()?);
         }
         let status = open_reader()?;
+        let oai_key = oai_key(writer.as_ref(), &status)?;
         Ok(Catalog {
             name: name.to_string(),
             path: path.to_path_buf(),
@@ -500,7 +457,23 @@ impl Catalog {
             status: Mutex::new(status),
             read_wait: opts.read_wait,
             loader_seen: Mutex::new(None),
+            oai_key,
         })
+    }
+
+    /// The key of this catalog's OAI-PMH resumption tokens: 32 random bytes kept in
+    /// `soif_meta` (key `oai_token_key`, hex), made the first time the server opens the
+    /// catalog for writing, so that tokens outlive a restart. A read-only catalog
+    /// without one gets a key for this process only (its tokens end with it).
+    pub fn oai_key(&self) -> [u8; 32] {
+        self.oai_key
+    }
+
+    /// Runs `f` on one of the read connections, in a read transaction (one snapshot),
+    /// waiting for a free connection at most [`CatalogOptions::read_wait`].
+    pub fn read<T>(&self, f: impl FnOnce(&SqliteStore) -> T) -> Result<T, RequestError> {
+        let reader = self.reader()?;
+        Ok(f(reader.store()))
     }
 
     /// The writer; on failure, also whether the database is just not writable.
@@ -511,7 +484,7 @@ impl Catalog {
         })?;
         writer
             .connection()
-            .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE_FTS} COMMIT;"))
+            .execute_batch(&format!("BEGIN IMMEDIATE; {} COMMIT;", fts::CREATE_FTS))
             .map_err(|e| {
                 let read_only = is_read_only(&e);
                 (
@@ -615,33 +588,14 @@ impl Catalog {
         for t in store.tables() {
             let sql = format!(
                 "SELECT count(*) FROM {}",
-                soif_sinks::sqlite::quote_ident(&t.table)
+                soif_catalog::quote_ident(&t.table)
             );
             let rows: i64 = conn
                 .query_row(&sql, [], |r| r.get(0))
                 .map_err(sql_err(path, "counting rows"))?;
             tables.push((t, rows.max(0) as u64));
         }
-        let last_run = conn
-            .query_row(
-                "SELECT id, status, started, finished, records, upserted, deleted, rejected
-                 FROM soif_runs ORDER BY id DESC LIMIT 1",
-                [],
-                |r| {
-                    Ok(RunSummary {
-                        id: r.get(0)?,
-                        status: r.get(1)?,
-                        started: r.get(2)?,
-                        finished: r.get(3)?,
-                        records: r.get(4)?,
-                        upserted: r.get(5)?,
-                        deleted: r.get(6)?,
-                        rejected: r.get(7)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(sql_err(path, "reading soif_runs"))?;
+        let last_run = runs::latest_run(conn).map_err(sql_err(path, "reading soif_runs"))?;
         Ok(Overview { tables, last_run })
     }
 
@@ -656,14 +610,7 @@ impl Catalog {
         if self.read_only() {
             // Whatever index the database has is used as it is.
             let reader = self.reader()?;
-            let has_index: bool = reader
-                .store()
-                .connection()
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'soif_fts')",
-                    [],
-                    |r| r.get(0),
-                )
+            let has_index = fts::has_index(reader.store().connection())
                 .map_err(sql_err(&self.path, "reading sqlite_master"))?;
             if !has_index {
                 return Err(RequestError::Unsupported(format!(
@@ -676,18 +623,14 @@ impl Catalog {
         let (now, running) = {
             let reader = self.reader()?;
             let conn = reader.store().connection();
-            let now = runs_summary(conn).map_err(sql_err(&self.path, "reading soif_runs"))?;
-            let built = indexed_summary(conn).map_err(sql_err(&self.path, "reading soif_meta"))?;
+            let now = runs::runs_summary(conn).map_err(sql_err(&self.path, "reading soif_runs"))?;
+            let built =
+                fts::indexed_summary(conn).map_err(sql_err(&self.path, "reading soif_meta"))?;
             if built.as_deref() == Some(now.as_str()) {
                 return Ok(());
             }
-            let running: bool = conn
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM soif_runs WHERE status = 'running')",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(sql_err(&self.path, "reading soif_runs"))?;
+            let running =
+                runs::any_running(conn).map_err(sql_err(&self.path, "reading soif_runs"))?;
             (now, running)
         };
         if running && !self.loader_idle(&now) {
@@ -721,74 +664,7 @@ impl Catalog {
     /// meanwhile makes the next keyword query rebuild again. In-process keyword queries
     /// and submissions wait for the whole rebuild (the writer's mutex).
     fn rebuild_index(&self, writer: &mut SqliteStore) -> Result<(), RequestError> {
-        let err = |c: &str| sql_err(&self.path, c);
-        writer.begin().map_err(store_err)?;
-        let conn = writer.connection();
-        let summary = runs_summary(conn).map_err(err("reading soif_runs"))?;
-        if indexed_summary(conn)
-            .map_err(err("reading soif_meta"))?
-            .as_deref()
-            == Some(&summary)
-        {
-            return writer.commit().map_err(store_err);
-        }
-        conn.execute_batch("DELETE FROM soif_fts; DELETE FROM soif_fts_keys;")
-            .map_err(err("clearing the keyword index"))?;
-        conn.execute("DELETE FROM soif_meta WHERE key = ?1", [FTS_RUNS_KEY])
-            .map_err(err("writing soif_meta"))?;
-        let tables = writer.tables();
-        writer.commit().map_err(store_err)?;
-        for table in tables {
-            // The url (the primary key, so an index walk) is the cursor from one chunk to
-            // the next.
-            let first = format!(
-                "{} ORDER BY \"url\" LIMIT {INDEX_CHUNK}",
-                table.select_sql()
-            );
-            let next = format!(
-                "{} WHERE \"url\" > ?1 ORDER BY \"url\" LIMIT {INDEX_CHUNK}",
-                table.select_sql()
-            );
-            let mut after: Option<Bytes> = None;
-            loop {
-                writer.begin().map_err(store_err)?;
-                let conn = writer.connection();
-                let mut st = conn
-                    .prepare(if after.is_some() { &next } else { &first })
-                    .map_err(err("reading for the keyword index"))?;
-                let mut rows = match after.as_deref() {
-                    Some(url) => st.query([key_param(url)]),
-                    None => st.query([]),
-                }
-                .map_err(err("reading for the keyword index"))?;
-                let mut n = 0;
-                while let Some(row) = rows.next().map_err(err("reading for the keyword index"))? {
-                    let record = table
-                        .record_from_row(row)
-                        .map_err(err("reading for the keyword index"))?;
-                    fts_remove(conn, &record.template, &record.url)
-                        .and_then(|_| fts_insert(conn, &record))
-                        .map_err(err("writing the keyword index"))?;
-                    after = Some(record.url);
-                    n += 1;
-                }
-                drop(rows);
-                drop(st);
-                writer.commit().map_err(store_err)?;
-                if n < INDEX_CHUNK {
-                    break;
-                }
-            }
-        }
-        writer.begin().map_err(store_err)?;
-        writer
-            .connection()
-            .execute(
-                "INSERT OR REPLACE INTO soif_meta (key, value) VALUES (?1, ?2)",
-                params![FTS_RUNS_KEY, summary],
-            )
-            .map_err(err("writing soif_meta"))?;
-        writer.commit().map_err(store_err)
+        fts::rebuild(writer).map_err(store_err)
     }
 
     /// Runs a read request: every record of the result set, after the view, goes to `out`
@@ -956,14 +832,7 @@ impl Catalog {
                     _ => u64::MAX,
                 };
                 let limit = i64::try_from(wanted.min(q.max_keyword_hits)).unwrap_or(i64::MAX);
-                let mut st = conn
-                    .prepare(
-                        "SELECT k.template, k.url, f.rank FROM
-                           (SELECT rowid, rank FROM soif_fts WHERE soif_fts MATCH ?1
-                            ORDER BY rank LIMIT ?2) f
-                         JOIN soif_fts_keys k ON k.id = f.rowid ORDER BY f.rank",
-                    )
-                    .map_err(err("searching"))?;
+                let mut st = conn.prepare(fts::SEARCH_SQL).map_err(err("searching"))?;
                 let mut rows = st
                     .query(params![fts, limit])
                     .map_err(|e| RequestError::Malformed(format!("keyword query: {e}")))?;
@@ -972,9 +841,7 @@ impl Catalog {
                     .next()
                     .map_err(|e| RequestError::Malformed(format!("keyword query {fts}: {e}")))?
                 {
-                    let template = bytes_of(row.get_ref(0).map_err(err("searching"))?);
-                    let url = bytes_of(row.get_ref(1).map_err(err("searching"))?);
-                    let rank: f64 = row.get(2).map_err(err("searching"))?;
+                    let (template, url, rank) = fts::hit_key(row).map_err(err("searching"))?;
                     // bm25 is negative, more negative is better; the first hit is the best.
                     let strength = -rank;
                     let best = *best.get_or_insert(strength);
@@ -1092,7 +959,7 @@ impl Catalog {
                         }
                         other => store_err(other),
                     })?;
-                fts_remove(writer.connection(), &record.template, &record.url)
+                fts::remove(writer.connection(), &record.template, &record.url)
                     .map_err(sql_err(&self.path, "updating the keyword index"))?;
                 counts.deleted += 1;
             } else {
@@ -1104,8 +971,8 @@ impl Catalog {
                     }
                 })?;
                 let conn = writer.connection();
-                fts_remove(conn, &record.template, &record.url)
-                    .and_then(|_| fts_insert(conn, &record))
+                fts::remove(conn, &record.template, &record.url)
+                    .and_then(|_| fts::insert(conn, &record))
                     .map_err(sql_err(&self.path, "updating the keyword index"))?;
                 counts.upserted += 1;
             }
@@ -1266,9 +1133,7 @@ mod tests {
     fn the_index_waits_for_a_running_loader_and_is_rebuilt_in_chunks() {
         let (d, c) = catalog();
         let path = d.path().join("c.db");
-        use soif_pipeline::Sink;
-        let mut sink =
-            soif_sinks::sqlite::SqliteSink::open(&path, Default::default(), 500, &[]).unwrap();
+        let mut sink = soif_catalog::Loader::open(&path, Default::default(), 500, &[]).unwrap();
         // More than one rebuild chunk, committed in batches while the run is `running`.
         for i in 0..INDEX_CHUNK + 700 {
             sink.write(
@@ -1298,9 +1163,7 @@ mod tests {
         let (d, c) = catalog();
         // A loader (the sqlite sink) writes behind the server's back.
         let path = d.path().join("c.db");
-        let mut sink =
-            soif_sinks::sqlite::SqliteSink::open(&path, Default::default(), 10, &[]).unwrap();
-        use soif_pipeline::Sink;
+        let mut sink = soif_catalog::Loader::open(&path, Default::default(), 10, &[]).unwrap();
         sink.write(&Record::new("FILE", "http://loaded/").with("Title", "zebra"))
             .unwrap();
         sink.finish().unwrap();

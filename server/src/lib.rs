@@ -4,9 +4,11 @@
 //! - [`app`]: the HTTP side — `GET /rdm/incoming?type=…` (the note's form parameters) and
 //!   `POST /rdm/incoming` (`application/x-rdm`), one reply per RDM type, streamed
 //!   `rd-response`s, token-checked submissions;
-//! - [`catalog`]: one SQLite catalog — reads (gatherer `all` / `since DATE`, the keyword
+//! - [`catalog`]: one SQLite catalog (through the `soif_catalog` store) — reads (gatherer `all` / `since DATE`, the keyword
 //!   language on an FTS5 index with a `Score`, views, remembered deletions) and
 //!   transactional submissions;
+//! - [`oai`]: the OAI-PMH 2.0 provider at `/oai` and `/oai/NAME` (all six verbs,
+//!   `oai_dc` and `soif`, sets per template, deletions, stateless resumption tokens);
 //! - [`spool`]: a submission's RDs between the request body and the catalog;
 //! - [`status`]: the HTML 2.0 status documents;
 //! - [`error`]: [`RequestError`], which every failure becomes: an RDM `status-response`
@@ -58,6 +60,7 @@ macro_rules! log {
 pub mod app;
 pub mod catalog;
 pub mod error;
+pub mod oai;
 pub mod spool;
 pub mod status;
 

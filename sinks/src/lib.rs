@@ -68,15 +68,7 @@ impl Format {
 }
 
 /// How to turn values that are not UTF-8 into text where a format needs text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Charset {
-    /// Values must be UTF-8; others are written as `{"base64": …}` (JSON), BLOBs (SQLite)
-    /// or replaced with a warning (XML, CSV).
-    #[default]
-    Utf8,
-    /// Values that are not UTF-8 are read as ISO 8859-1 (1990s Harvest data).
-    Latin1,
-}
+pub use soif_catalog::text::Charset;
 
 /// Everything a sink may need, filled from the command line or a pipeline file.
 #[derive(Debug, Clone)]

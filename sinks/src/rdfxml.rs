@@ -48,6 +48,7 @@
 
 use crate::value_text::text_counted;
 use crate::Charset;
+use soif_catalog::text::{escape_text, xml_chars};
 use soif_codecs::{Record, Value};
 use soif_pipeline::transforms::dc::Crosswalk;
 use soif_pipeline::transforms::{dates, names};
@@ -59,24 +60,8 @@ const RDF_NS: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
 const DC_NS: &str = "http://purl.org/dc/elements/1.1/";
 const DCTERMS_NS: &str = "http://purl.org/dc/terms/";
 
-/// The fifteen Simple Dublin Core elements.
-pub const DC_ELEMENTS: [&str; 15] = [
-    "title",
-    "creator",
-    "subject",
-    "description",
-    "publisher",
-    "contributor",
-    "date",
-    "type",
-    "format",
-    "identifier",
-    "source",
-    "language",
-    "relation",
-    "coverage",
-    "rights",
-];
+use soif_catalog::text::dc_element;
+pub use soif_catalog::text::DC_ELEMENTS;
 
 /// Writes records as Simple Dublin Core in RDF/XML.
 pub struct RdfXmlSink<W: Write + Send> {
@@ -241,46 +226,6 @@ impl<W: Write + Send> Sink for RdfXmlSink<W> {
 }
 
 pub use soif_pipeline::transforms::dc::is_dublin_core;
-
-/// The element for an attribute of a `Dublin-Core` record (`TITLE` → `title`).
-fn dc_element(base: &[u8]) -> Option<&'static str> {
-    DC_ELEMENTS
-        .iter()
-        .find(|e| e.as_bytes().eq_ignore_ascii_case(base))
-        .copied()
-}
-
-/// Replaces characters XML 1.0 does not allow with U+FFFD; returns how many.
-fn xml_chars(text: &str) -> (Cow<'_, str>, u64) {
-    let bad = |c: char| matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}');
-    if !text.chars().any(bad) {
-        return (Cow::Borrowed(text), 0);
-    }
-    let mut n = 0;
-    let s = text
-        .chars()
-        .map(|c| {
-            if bad(c) {
-                n += 1;
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect();
-    (Cow::Owned(s), n)
-}
-
-/// Escapes text content: `<`, `>`, `&`, quotes, and CR as `&#13;` (a raw CR would be
-/// normalised to LF by every XML parser).
-fn escape_text(text: &str) -> String {
-    let escaped = quick_xml::escape::escape(text);
-    if escaped.contains('\r') {
-        escaped.replace('\r', "&#13;")
-    } else {
-        escaped.into_owned()
-    }
-}
 
 /// The URL as an absolute IRI (RFC 3987), percent-encoding what may not appear; `None`
 /// when it has no scheme.

@@ -1,5 +1,6 @@
 //! Helpers shared by the text-producing sinks (csv, rdfxml, sqlite): values as text or
-//! JSON under a [`Charset`] and back from JSON, and opening the output file or stdout.
+//! JSON under a [`Charset`] and back from JSON (the catalog store's [`soif_catalog::text`],
+//! re-exported here), and opening the output file or stdout.
 //!
 //! Values are bytes. Where a format needs text, a value that is valid UTF-8 is used as is;
 //! otherwise [`Charset::Latin1`] reads it as ISO 8859-1 (what 1990s Harvest data usually
@@ -15,119 +16,9 @@
 //! assert_eq!((text.as_ref(), replaced), ("caf\u{fffd}", true));
 //! ```
 
-use crate::Charset;
-use base64::Engine as _;
-use bytes::Bytes;
-use soif_codecs::{Attribute, Value};
+pub use soif_catalog::text::{from_json, latin1, text_counted, to_json, to_text};
 use soif_pipeline::Error;
-use std::borrow::Cow;
 use std::io::Write;
-
-/// The bytes as text: `(text, replaced)`, where `replaced` is true when invalid UTF-8 had
-/// to be replaced (only with [`Charset::Utf8`]).
-pub fn to_text(bytes: &[u8], charset: Charset) -> (Cow<'_, str>, bool) {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => (Cow::Borrowed(s), false),
-        Err(_) => match charset {
-            Charset::Latin1 => (Cow::Owned(latin1(bytes)), false),
-            Charset::Utf8 => (String::from_utf8_lossy(bytes), true),
-        },
-    }
-}
-
-/// [`to_text`] for a sink that counts repairs: adds one to `warnings` when invalid UTF-8
-/// was replaced.
-pub fn text_counted<'a>(bytes: &'a [u8], charset: Charset, warnings: &mut u64) -> Cow<'a, str> {
-    let (text, replaced) = to_text(bytes, charset);
-    *warnings += u64::from(replaced);
-    text
-}
-
-/// The bytes read as ISO 8859-1: every byte is the code point of the same number.
-pub fn latin1(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| char::from(b)).collect()
-}
-
-/// A value as JSON, the way the `jsonl` sink writes it: text stays text, bytes that are
-/// not UTF-8 become `{"base64": "…"}` (or Latin-1 text with [`Charset::Latin1`]), lists
-/// become arrays and parts objects (a name repeated inside a part becomes an array).
-pub fn to_json(value: &Value, charset: Charset) -> serde_json::Value {
-    match value {
-        Value::Bytes(b) => bytes_to_json(b, charset),
-        Value::List(items) => {
-            serde_json::Value::Array(items.iter().map(|v| to_json(v, charset)).collect())
-        }
-        Value::Object(attrs) => object_to_json(attrs, charset),
-    }
-}
-
-fn bytes_to_json(b: &[u8], charset: Charset) -> serde_json::Value {
-    match (std::str::from_utf8(b), charset) {
-        (Ok(s), _) => serde_json::Value::String(s.to_string()),
-        (Err(_), Charset::Latin1) => serde_json::Value::String(latin1(b)),
-        (Err(_), Charset::Utf8) => {
-            let mut m = serde_json::Map::new();
-            m.insert(
-                "base64".to_string(),
-                serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
-            );
-            serde_json::Value::Object(m)
-        }
-    }
-}
-
-fn object_to_json(attrs: &[Attribute], charset: Charset) -> serde_json::Value {
-    // Group by name in first-seen order: a repeated name becomes an array rather than
-    // overwriting the first value.
-    let mut index: std::collections::HashMap<Cow<'_, str>, usize> = Default::default();
-    let mut groups: Vec<(Cow<'_, str>, Vec<&Value>)> = Vec::new();
-    for a in attrs {
-        let name = a.name_str();
-        match index.get(&name) {
-            Some(&i) => groups[i].1.push(&a.value),
-            None => {
-                index.insert(name.clone(), groups.len());
-                groups.push((name, vec![&a.value]));
-            }
-        }
-    }
-    let mut m = serde_json::Map::new();
-    for (name, values) in groups {
-        let v = match values.as_slice() {
-            [one] => to_json(one, charset),
-            many => serde_json::Value::Array(many.iter().map(|v| to_json(v, charset)).collect()),
-        };
-        m.insert(name.into_owned(), v);
-    }
-    serde_json::Value::Object(m)
-}
-
-/// The inverse of [`to_json`] (with [`Charset::Utf8`]): strings are their bytes,
-/// `{"base64": …}` the bytes it encodes, arrays lists, other objects parts (an array under
-/// a name stays a list). Numbers, booleans and `null`, which [`to_json`] never writes, are
-/// their JSON text.
-pub fn from_json(j: &serde_json::Value) -> Value {
-    match j {
-        serde_json::Value::String(s) => Value::Bytes(Bytes::copy_from_slice(s.as_bytes())),
-        serde_json::Value::Array(items) => Value::List(items.iter().map(from_json).collect()),
-        serde_json::Value::Object(m) => {
-            if let (1, Some(serde_json::Value::String(b64))) = (m.len(), m.get("base64")) {
-                if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) {
-                    return Value::Bytes(Bytes::from(bytes));
-                }
-            }
-            Value::Object(
-                m.iter()
-                    .map(|(k, v)| Attribute {
-                        name: Bytes::copy_from_slice(k.as_bytes()),
-                        value: from_json(v),
-                    })
-                    .collect(),
-            )
-        }
-        other => Value::Bytes(Bytes::from(other.to_string())),
-    }
-}
 
 /// Opens the output: `None` or `-` is stdout, anything else a file (created or
 /// truncated). Buffered; the caller flushes.
@@ -142,86 +33,5 @@ pub fn open_output(output: Option<&str>) -> Result<Box<dyn Write + Send>, Error>
                 .map_err(|e| Error::io(format!("cannot create output {path}"), e))?;
             Ok(Box::new(std::io::BufWriter::with_capacity(64 * 1024, file)))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_utf8_latin1_and_lossy() {
-        assert_eq!(
-            to_text(b"plain", Charset::Utf8),
-            (Cow::Borrowed("plain"), false)
-        );
-        assert_eq!(to_text(b"\xe9t\xe9", Charset::Latin1).0, "été");
-        let (t, replaced) = to_text(b"a\xffb", Charset::Utf8);
-        assert!(replaced);
-        assert_eq!(t, "a\u{fffd}b");
-    }
-
-    #[test]
-    fn latin1_and_counted_text() {
-        assert_eq!(latin1(b"\xe9t\xe9 \xff"), "été ÿ");
-        let mut warnings = 0;
-        assert_eq!(text_counted(b"ok", Charset::Utf8, &mut warnings), "ok");
-        assert_eq!(warnings, 0);
-        assert_eq!(
-            text_counted(b"\xe9", Charset::Utf8, &mut warnings),
-            "\u{fffd}"
-        );
-        assert_eq!(text_counted(b"\xe9", Charset::Latin1, &mut warnings), "é");
-        assert_eq!(warnings, 1);
-    }
-
-    #[test]
-    fn from_json_reverses_to_json() {
-        let v = Value::List(vec![
-            "a".into(),
-            Value::from(vec![0xffu8, 0]),
-            Value::Object(vec![
-                Attribute::new("Type", "PostScript"),
-                Attribute::new("base64", "not alone"),
-            ]),
-        ]);
-        assert_eq!(from_json(&to_json(&v, Charset::Utf8)), v);
-        // What to_json never writes comes back as its JSON text.
-        assert_eq!(from_json(&serde_json::json!(12)), Value::from("12"));
-    }
-
-    #[test]
-    fn json_shapes() {
-        let v = Value::List(vec!["a".into(), Value::from(vec![0xffu8])]);
-        assert_eq!(
-            to_json(&v, Charset::Utf8).to_string(),
-            r#"["a",{"base64":"/w=="}]"#
-        );
-        let o = Value::Object(vec![
-            Attribute::new("Type", "PostScript"),
-            Attribute::new("K", "1"),
-            Attribute::new("K", "2"),
-            Attribute::new("K", "3"),
-        ]);
-        assert_eq!(
-            to_json(&o, Charset::Utf8).to_string(),
-            r#"{"Type":"PostScript","K":["1","2","3"]}"#
-        );
-    }
-
-    #[test]
-    fn json_repeated_name_holding_an_array_value() {
-        // Two values, the first itself a list: the result is [[..], ..], not a merge.
-        let o = Value::Object(vec![
-            Attribute {
-                name: "A".into(),
-                value: Value::List(vec!["x".into()]),
-            },
-            Attribute::new("A", "y"),
-        ]);
-        assert_eq!(
-            to_json(&o, Charset::Utf8).to_string(),
-            r#"{"A":[["x"],"y"]}"#
-        );
     }
 }

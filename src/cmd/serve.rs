@@ -3,12 +3,13 @@
 use super::{fail, parse_size, runtime};
 use clap::Args;
 use soif_pipeline::Error;
+use soif_server::log;
 use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Serve SQLite catalogs over RDM.
+/// Serve SQLite catalogs over RDM and OAI-PMH 2.0.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   soif convert All-Templates.gz --to sqlite -o catalog.db
@@ -33,7 +34,14 @@ The keyword index lives in the catalog (tables soif_fts, soif_fts_keys); submiss
 it current, and it is rebuilt (in the background at start, else before a keyword query)
 once a loader's run recorded in soif_runs has finished. A submission is applied in one
 transaction once its whole body has arrived. Deletions (rd-response-deleted, or @DELETE
-envelopes) are remembered in soif_deletions and served to rd-request-deleted.")]
+envelopes) are remembered in soif_deletions and served to rd-request-deleted.
+
+OAI-PMH 2.0: GET or POST (form-encoded) /oai (the first catalog) and /oai/NAME, all six
+verbs, metadata formats oai_dc (the dc crosswalk) and soif (every attribute; schema at
+/oai/soif.xsd), one set per template, deletions as status=\"deleted\" headers (kept for
+ever), datestamps = when each record last changed, stateless resumption tokens (signed
+with a key kept in the catalog; valid 24 hours). Register http(s)://HOST/oai with an
+aggregator; behind a proxy give --public-url.")]
 pub struct ServeArgs {
     /// A catalog database: PATH (named after its file stem) or NAME=PATH. Repeat for
     /// several catalogs; the first is the default. Created if missing.
@@ -79,6 +87,30 @@ pub struct ServeArgs {
     /// read-only anyway.
     #[arg(long)]
     pub read_only: bool,
+
+    /// The server's public root URL when it sits behind a proxy (e.g.
+    /// https://example.org/catalog): OAI-PMH's baseURL is this plus /oai (or /oai/NAME).
+    /// Without it, the baseURL is taken from each request's Host. Its host also gives
+    /// the default --oai-repository-id.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+
+    /// OAI-PMH Identify's adminEmail (repeatable). Default: --maintainer when it is an
+    /// e-mail address, else admin@ the repository identifier.
+    #[arg(long, value_name = "EMAIL")]
+    pub admin_email: Vec<String>,
+
+    /// Records (or headers) per OAI-PMH list page; longer lists are continued with
+    /// resumption tokens.
+    #[arg(long, value_name = "N", default_value_t = soif_server::oai::DEFAULT_PAGE_SIZE)]
+    pub oai_page_size: usize,
+
+    /// The OAI-PMH repository identifier of the first catalog (a domain name you control,
+    /// e.g. catalog.example.org; identifiers are oai:ID:TEMPLATE/URL); other catalogs are
+    /// NAME.ID. Default: the host of --public-url, else soif.invalid (set it: harvesters
+    /// keep identifiers).
+    #[arg(long, value_name = "ID")]
+    pub oai_repository_id: Option<String>,
 
     /// Largest body of a POST without the right token (a query). Its @RDMHEADER must
     /// come within the first 64 KiB; a submission without the token is refused (401) once
@@ -206,7 +238,30 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         max_connections_per_client: args.max_connections_per_client.max(1),
         max_connections: args.max_connections.max(1),
         read_only: args.read_only,
+        oai: soif_server::oai::OaiConfig {
+            public_url: args.public_url.clone(),
+            admin_email: args.admin_email.clone(),
+            page_size: args.oai_page_size.max(1),
+            repository_id: args.oai_repository_id.clone(),
+            ..Default::default()
+        },
     };
+    if let Some(id) = &config.oai.repository_id {
+        if !soif_server::oai::ids::valid_repository_id(id) {
+            return Err(Error::Config(format!(
+                "--oai-repository-id {id:?}: expected a domain name such as catalog.example.org"
+            )));
+        }
+    }
+    if let Some(e) = config.oai.admin_email.iter().find(|e| {
+        let (user, host) = e.split_once('@').unwrap_or(("", ""));
+        user.is_empty() || !host.contains('.') || e.chars().any(char::is_whitespace)
+    }) {
+        return Err(Error::Config(format!(
+            "--admin-email {e:?} is not an e-mail address"
+        )));
+    }
+    let repository_id = config.oai.base_repository_id();
     let names: Vec<String> = config.catalogs.iter().map(|(n, _)| n.clone()).collect();
     let submissions = config.token.is_some();
     // One descriptor per connection: the usual soft limit (1024) is far below the hard one.
@@ -251,6 +306,14 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
                     "need the token"
                 } else {
                     "disabled (no --token)"
+                }
+            );
+            log!(
+                "soif: OAI-PMH at http://{addr}/oai and /oai/NAME (repository oai:{repository_id}{})",
+                if repository_id == soif_server::oai::FALLBACK_REPOSITORY_ID {
+                    "; set --oai-repository-id or --public-url"
+                } else {
+                    ""
                 }
             );
         }

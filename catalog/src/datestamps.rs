@@ -1,0 +1,541 @@
+//! Datestamps: when each record last changed in the catalog, for OAI-PMH harvesters
+//! (layout version 2).
+//!
+//! Every record table has a `soif_datestamp` column (`YYYY-MM-DDThh:mm:ssZ`, UTC, the
+//! same text as the layout's other times, so that text order is time order). An upsert
+//! sets it to the time of the write when the row is new or one of its values changed,
+//! and leaves it otherwise (loading the same input again changes no datestamp). A
+//! deletion's time is `soif_deletions.deleted`; a record deleted and loaded again leaves
+//! `soif_deletions` and is live again, with the time of that load.
+//!
+//! The listing here is what the OAI-PMH list verbs need, and holds one page at a time:
+//! records and deletions of a template come in URL order (live rows and deletions merged:
+//! a URL is in one or the other), templates in byte order, and [`page`] starts after a
+//! position `(template, url)`. That order does not depend on the datestamps, so a
+//! harvest that resumes from a position while a load runs skips no record that existed
+//! throughout (one that changed may come twice).
+//!
+//! ```
+//! use soif_catalog::datestamps::{page, Window};
+//! use soif_catalog::SqliteStore;
+//! use soif_codecs::Record;
+//! let mut store = SqliteStore::open_in_memory(Default::default()).unwrap();
+//! store.upsert(&Record::new("FILE", "http://a/").with("Title", "A")).unwrap();
+//! store.delete(Some(b"FILE"), b"http://b/").unwrap();
+//! let entries = page(&store, None, &Window::default(), None, 10, true).unwrap();
+//! assert_eq!(entries.len(), 2);
+//! assert!(!entries[0].deleted && entries[1].deleted);
+//! assert_eq!(entries[0].datestamp.len(), "2026-11-24T08:00:00Z".len());
+//! ```
+
+use crate::layout::{key_param, quote_ident, quote_literal, value_bytes, TableInfo};
+use crate::store::{SqliteStore, StoreError};
+use bytes::Bytes;
+use rusqlite::types::ToSqlOutput;
+use rusqlite::OptionalExtension;
+use soif_codecs::Record;
+
+/// The column of every record table that holds the row's datestamp. Attribute columns
+/// never take this name (an attribute of that name gets `soif_datestamp_2`).
+pub const DATESTAMP_COLUMN: &str = "soif_datestamp";
+
+/// The current second as a datestamp, formatted once per second (every upsert binds it).
+#[derive(Default)]
+pub(crate) struct Clock {
+    second: i64,
+    text: String,
+}
+
+impl Clock {
+    pub(crate) fn now(&mut self) -> &str {
+        let now = chrono::Utc::now();
+        let second = now.timestamp();
+        if second != self.second || self.text.is_empty() {
+            self.second = second;
+            self.text = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        }
+        &self.text
+    }
+}
+
+/// Inclusive bounds on datestamps (`YYYY-MM-DDThh:mm:ssZ`); `None` is open.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Window {
+    pub from: Option<String>,
+    pub until: Option<String>,
+}
+
+/// One record or deletion, as a harvester sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub template: Bytes,
+    pub url: Bytes,
+    pub datestamp: String,
+    pub deleted: bool,
+    /// The record, when asked for and not deleted.
+    pub record: Option<Record>,
+}
+
+/// The SQL expression of a table's datestamp: the column, or, in a database of layout
+/// version 1 served read-only (not upgraded), the table's creation time.
+fn datestamp_expr(store: &SqliteStore, table: &TableInfo) -> String {
+    if store.layout_version() >= 2 {
+        quote_ident(DATESTAMP_COLUMN)
+    } else {
+        format!(
+            "(SELECT created FROM soif_tables WHERE table_name = {})",
+            quote_literal(&table.table)
+        )
+    }
+}
+
+/// Every template with records or deletions, in byte order (the sets of OAI-PMH).
+pub fn templates(store: &SqliteStore) -> Result<Vec<Bytes>, StoreError> {
+    let mut out: Vec<Bytes> = store.tables().into_iter().map(|t| t.template).collect();
+    let conn = store.connection();
+    let mut st = conn
+        .prepare("SELECT DISTINCT template FROM soif_deletions")
+        .map_err(|e| store.err("reading soif_deletions", e))?;
+    let mut rows = st
+        .query([])
+        .map_err(|e| store.err("reading soif_deletions", e))?;
+    while let Some(r) = rows
+        .next()
+        .map_err(|e| store.err("reading soif_deletions", e))?
+    {
+        let t = value_bytes(
+            r.get_ref(0)
+                .map_err(|e| store.err("reading soif_deletions", e))?,
+        );
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The `WHERE` conditions on a datestamp expression for a window, binding `?2` / `?3`.
+fn window_sql(expr: &str) -> String {
+    format!("(?2 IS NULL OR {expr} >= ?2) AND (?3 IS NULL OR {expr} <= ?3)")
+}
+
+/// Up to `n` entries after `after` (a `(template, url)` position; `None` from the start),
+/// in `set` (a template) or all, within `window`; with `records`, each live entry carries
+/// its record.
+pub fn page(
+    store: &SqliteStore,
+    set: Option<&[u8]>,
+    window: &Window,
+    after: Option<(&[u8], &[u8])>,
+    n: usize,
+    records: bool,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut out = Vec::new();
+    for template in templates(store)? {
+        if out.len() >= n {
+            break;
+        }
+        if set.is_some_and(|s| s != template.as_ref()) {
+            continue;
+        }
+        let cursor = match after {
+            Some((t, _)) if template.as_ref() < t => continue,
+            Some((t, u)) if template.as_ref() == t => Some(u),
+            _ => None,
+        };
+        page_of(
+            store,
+            &template,
+            window,
+            cursor,
+            n - out.len(),
+            records,
+            &mut out,
+        )?;
+    }
+    Ok(out)
+}
+
+fn page_of(
+    store: &SqliteStore,
+    template: &Bytes,
+    window: &Window,
+    after: Option<&[u8]>,
+    n: usize,
+    records: bool,
+    out: &mut Vec<Entry>,
+) -> Result<(), StoreError> {
+    let table = store.table(template);
+    let after_sql = if after.is_some() {
+        "url > ?1 AND "
+    } else {
+        "?1 IS NULL AND "
+    };
+    let mut sql = String::new();
+    if let Some(t) = table {
+        let expr = datestamp_expr(store, t);
+        sql.push_str(&format!(
+            "SELECT url, {expr}, 0 FROM {} WHERE {after_sql}{} UNION ALL ",
+            quote_ident(&t.table),
+            window_sql(&expr)
+        ));
+    }
+    sql.push_str(&format!(
+        "SELECT url, deleted, 1 FROM soif_deletions WHERE template = ?4 AND {after_sql}{} \
+         ORDER BY 1 LIMIT ?5",
+        window_sql("deleted")
+    ));
+    let context = "listing records by datestamp";
+    let conn = store.connection();
+    let mut st = conn
+        .prepare_cached(&sql)
+        .map_err(|e| store.err(context, e))?;
+    let limit = i64::try_from(n).unwrap_or(i64::MAX);
+    let cursor: ToSqlOutput<'_> = match after {
+        Some(u) => key_param(u),
+        None => ToSqlOutput::Owned(rusqlite::types::Value::Null),
+    };
+    let mut rows = st
+        .query(rusqlite::params![
+            cursor,
+            window.from,
+            window.until,
+            key_param(template),
+            limit
+        ])
+        .map_err(|e| store.err(context, e))?;
+    let mut keys = Vec::new();
+    while let Some(r) = rows.next().map_err(|e| store.err(context, e))? {
+        let url = value_bytes(r.get_ref(0).map_err(|e| store.err(context, e))?);
+        let datestamp: String = r.get(1).map_err(|e| store.err(context, e))?;
+        let deleted: bool = r.get(2).map_err(|e| store.err(context, e))?;
+        keys.push((url, datestamp, deleted));
+    }
+    drop(rows);
+    for (url, datestamp, deleted) in keys {
+        let record = if records && !deleted {
+            store.get(template, &url)?
+        } else {
+            None
+        };
+        out.push(Entry {
+            template: template.clone(),
+            url,
+            datestamp,
+            deleted,
+            record,
+        });
+    }
+    Ok(())
+}
+
+/// How many entries [`page`] would give in all for `set` and `window` (a scan of each
+/// table: call it once per list, not per page).
+pub fn count(store: &SqliteStore, set: Option<&[u8]>, window: &Window) -> Result<u64, StoreError> {
+    let conn = store.connection();
+    let mut total = 0i64;
+    for template in templates(store)? {
+        if set.is_some_and(|s| s != template.as_ref()) {
+            continue;
+        }
+        let mut sql = String::from("SELECT ");
+        if let Some(t) = store.table(&template) {
+            let expr = datestamp_expr(store, t);
+            sql.push_str(&format!(
+                "(SELECT count(*) FROM {} WHERE ?1 IS NULL AND {}) + ",
+                quote_ident(&t.table),
+                window_sql(&expr)
+            ));
+        }
+        sql.push_str(&format!(
+            "(SELECT count(*) FROM soif_deletions WHERE template = ?4 AND ?1 IS NULL AND {})",
+            window_sql("deleted")
+        ));
+        let n: i64 = conn
+            .query_row(
+                &sql,
+                rusqlite::params![
+                    rusqlite::types::Value::Null,
+                    window.from,
+                    window.until,
+                    key_param(&template)
+                ],
+                |r| r.get(0),
+            )
+            .map_err(|e| store.err("counting records", e))?;
+        total += n;
+    }
+    Ok(u64::try_from(total).unwrap_or(0))
+}
+
+/// One record or deletion by template and URL.
+pub fn entry(
+    store: &SqliteStore,
+    template: &[u8],
+    url: &[u8],
+) -> Result<Option<Entry>, StoreError> {
+    let conn = store.connection();
+    if let Some(t) = store.table(template) {
+        let sql = format!(
+            "SELECT {} FROM {} WHERE url = ?1",
+            datestamp_expr(store, t),
+            quote_ident(&t.table)
+        );
+        let stamp: Option<String> = conn
+            .query_row(&sql, [key_param(url)], |r| r.get(0))
+            .optional()
+            .map_err(|e| store.err("reading a datestamp", e))?;
+        if let Some(datestamp) = stamp {
+            return Ok(Some(Entry {
+                template: Bytes::copy_from_slice(template),
+                url: Bytes::copy_from_slice(url),
+                datestamp,
+                deleted: false,
+                record: store.get(template, url)?,
+            }));
+        }
+    }
+    let deleted: Option<String> = conn
+        .query_row(
+            "SELECT deleted FROM soif_deletions WHERE template = ?1 AND url = ?2",
+            [key_param(template), key_param(url)],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| store.err("reading soif_deletions", e))?;
+    Ok(deleted.map(|datestamp| Entry {
+        template: Bytes::copy_from_slice(template),
+        url: Bytes::copy_from_slice(url),
+        datestamp,
+        deleted: true,
+        record: None,
+    }))
+}
+
+/// A lower bound of every datestamp in the catalog (OAI-PMH's `earliestDatestamp`): the
+/// earliest table creation or deletion (a row's datestamp is never before its table's
+/// creation), or `None` for an empty catalog. Cheap: no table is scanned.
+pub fn earliest(store: &SqliteStore) -> Result<Option<String>, StoreError> {
+    store
+        .connection()
+        .query_row(
+            "SELECT min(t) FROM (SELECT min(created) AS t FROM soif_tables
+                                UNION ALL SELECT min(deleted) FROM soif_deletions)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| store.err("reading the earliest datestamp", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StoreOptions;
+
+    fn stamp_of(store: &SqliteStore, template: &[u8], url: &[u8]) -> Option<(String, bool)> {
+        entry(store, template, url)
+            .unwrap()
+            .map(|e| (e.datestamp, e.deleted))
+    }
+
+    fn set_stamp(store: &SqliteStore, table: &str, url: &str, stamp: &str) {
+        store
+            .connection()
+            .execute(
+                &format!(
+                    "UPDATE {} SET soif_datestamp = ?1 WHERE url = ?2",
+                    quote_ident(table)
+                ),
+                [stamp, url],
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn a_datestamp_changes_only_when_the_record_does() {
+        let mut s = SqliteStore::open_in_memory(StoreOptions::default()).unwrap();
+        let r = Record::new("FILE", "http://a/").with("Title", "A");
+        s.upsert(&r).unwrap();
+        let (first, deleted) = stamp_of(&s, b"FILE", b"http://a/").unwrap();
+        assert!(!deleted);
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(&first).is_ok(),
+            "{first}"
+        );
+        // Pretend it was written long ago, then load the same record again: unchanged.
+        set_stamp(&s, "FILE", "http://a/", "2001-01-01T00:00:00Z");
+        s.upsert(&r).unwrap();
+        assert_eq!(
+            stamp_of(&s, b"FILE", b"http://a/").unwrap().0,
+            "2001-01-01T00:00:00Z"
+        );
+        // A refresh carrying the same values: unchanged too; a new value: now.
+        let mut refresh = Record::new("FILE", "http://a/").with("Title", "A");
+        refresh.action = Some(soif_codecs::Action::Refresh);
+        s.upsert(&refresh).unwrap();
+        assert_eq!(
+            stamp_of(&s, b"FILE", b"http://a/").unwrap().0,
+            "2001-01-01T00:00:00Z"
+        );
+        s.upsert(&r.clone().with("Author", "B")).unwrap();
+        let changed = stamp_of(&s, b"FILE", b"http://a/").unwrap().0;
+        assert!(changed.as_str() > "2001-01-01T00:00:00Z", "{changed}");
+        // An attribute named like the column gets a column of its own.
+        s.upsert(&Record::new("FILE", "http://b/").with("soif_datestamp", "x"))
+            .unwrap();
+        let cols: Vec<String> = s
+            .table(b"FILE")
+            .unwrap()
+            .columns
+            .iter()
+            .map(|c| c.column.clone())
+            .collect();
+        assert!(cols.contains(&"soif_datestamp_2".to_string()), "{cols:?}");
+    }
+
+    #[test]
+    fn deleted_then_loaded_again_is_live_again() {
+        let mut s = SqliteStore::open_in_memory(StoreOptions::default()).unwrap();
+        let r = Record::new("DOCUMENT", "http://a/").with("Title", "A");
+        s.upsert(&r).unwrap();
+        s.delete(Some(b"DOCUMENT"), b"http://a/").unwrap();
+        assert!(stamp_of(&s, b"DOCUMENT", b"http://a/").unwrap().1);
+        let all = page(&s, None, &Window::default(), None, 10, true).unwrap();
+        assert_eq!(all.len(), 1);
+        assert!(all[0].deleted && all[0].record.is_none());
+        s.upsert(&r).unwrap();
+        let e = entry(&s, b"DOCUMENT", b"http://a/").unwrap().unwrap();
+        assert!(!e.deleted);
+        assert_eq!(e.record.unwrap().get_str("Title"), Some("A"));
+        assert_eq!(count(&s, None, &Window::default()).unwrap(), 1);
+    }
+
+    #[test]
+    fn pages_windows_sets_and_positions() {
+        let mut s = SqliteStore::open_in_memory(StoreOptions::default()).unwrap();
+        for i in 0..5 {
+            s.upsert(&Record::new("FILE", format!("http://f/{i}")).with("T", "x"))
+                .unwrap();
+            s.upsert(&Record::new("DOCUMENT", format!("http://d/{i}")).with("T", "y"))
+                .unwrap();
+        }
+        s.delete(Some(b"FILE"), b"http://f/2").unwrap();
+        s.delete(Some(b"GONE"), b"http://g/").unwrap();
+        for i in 0..5 {
+            set_stamp(
+                &s,
+                "DOCUMENT",
+                &format!("http://d/{i}"),
+                &format!("2000-01-0{}T00:00:00Z", i + 1),
+            );
+        }
+        assert_eq!(templates(&s).unwrap(), ["DOCUMENT", "FILE", "GONE"]);
+        // Three pages of 4, in (template, url) order.
+        let mut seen = Vec::new();
+        let mut after: Option<(Bytes, Bytes)> = None;
+        loop {
+            let p = page(
+                &s,
+                None,
+                &Window::default(),
+                after.as_ref().map(|(t, u)| (t.as_ref(), u.as_ref())),
+                4,
+                false,
+            )
+            .unwrap();
+            if p.is_empty() {
+                break;
+            }
+            after = p.last().map(|e| (e.template.clone(), e.url.clone()));
+            seen.extend(p.into_iter().map(|e| (e.template, e.url, e.deleted)));
+        }
+        assert_eq!(seen.len(), 11);
+        assert_eq!(count(&s, None, &Window::default()).unwrap(), 11);
+        assert!(seen
+            .iter()
+            .any(|(t, u, d)| t == "FILE" && u == "http://f/2" && *d));
+        // A window (inclusive both ends) and a set.
+        let w = Window {
+            from: Some("2000-01-02T00:00:00Z".into()),
+            until: Some("2000-01-04T00:00:00Z".into()),
+        };
+        let p = page(&s, Some(b"DOCUMENT"), &w, None, 10, true).unwrap();
+        let urls: Vec<&[u8]> = p.iter().map(|e| e.url.as_ref()).collect();
+        assert_eq!(urls, [&b"http://d/1"[..], b"http://d/2", b"http://d/3"]);
+        assert_eq!(count(&s, Some(b"DOCUMENT"), &w).unwrap(), 3);
+        assert_eq!(p[0].record.as_ref().unwrap().get_str("T"), Some("y"));
+        assert!(earliest(&s).unwrap().is_some());
+    }
+
+    /// `tests/fixtures/catalog/layout-v1.db` was written by the `soif` of the release
+    /// before layout version 2 (see the README there).
+    fn v1_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/catalog/layout-v1.db");
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        std::fs::copy(fixture, &db).unwrap();
+        (dir, db)
+    }
+
+    #[test]
+    fn a_version_1_database_is_upgraded_when_opened() {
+        let (_dir, db) = v1_copy();
+        let mut s = SqliteStore::open(&db).unwrap();
+        assert_eq!(s.layout_version(), LAYOUT_VERSION_2);
+        let version: String = s
+            .connection()
+            .query_row(
+                "SELECT value FROM soif_meta WHERE key = 'layout_version'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(version, "2");
+        // Every row got the time of the latest load; records read back as before.
+        let all = page(&s, None, &Window::default(), None, 100, true).unwrap();
+        assert_eq!(all.len(), 6, "{all:?}");
+        let last_run: String = s
+            .connection()
+            .query_row("SELECT max(finished) FROM soif_runs", [], |r| r.get(0))
+            .unwrap();
+        for e in all.iter().filter(|e| !e.deleted) {
+            assert_eq!(e.datestamp, last_run);
+            assert!(e.record.is_some());
+        }
+        let gone = all.iter().find(|e| e.deleted).unwrap();
+        assert_eq!(gone.url, "http://gone.example/old.txt");
+        let bin = s.get(b"FILE", b"ftp://x.example/bin").unwrap().unwrap();
+        assert_eq!(
+            bin.get("Blob")
+                .and_then(|v| v.as_bytes())
+                .map(|b| b.to_vec()),
+            Some(vec![0xe9, 0xff, 0, 1])
+        );
+        // It is written as any version 2 database, and opened again as one.
+        s.upsert(&Record::new("FILE", "ftp://x.example/new").with("Title", "new"))
+            .unwrap();
+        drop(s);
+        let s = SqliteStore::open(&db).unwrap();
+        assert_eq!(
+            page(&s, None, &Window::default(), None, 100, false)
+                .unwrap()
+                .len(),
+            7
+        );
+    }
+
+    #[test]
+    fn a_version_1_database_served_read_only_has_table_times() {
+        let (_dir, db) = v1_copy();
+        let s = SqliteStore::open_read_only(&db).unwrap();
+        assert_eq!(s.layout_version(), 1);
+        let all = page(&s, None, &Window::default(), None, 100, true).unwrap();
+        assert_eq!(all.len(), 6);
+        assert!(all.iter().all(|e| e.datestamp.ends_with('Z')));
+        assert_eq!(count(&s, Some(b"DOCUMENT"), &Window::default()).unwrap(), 3);
+    }
+
+    const LAYOUT_VERSION_2: i64 = 2;
+}
