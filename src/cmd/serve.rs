@@ -3,8 +3,8 @@
 use super::{fail, parse_size, runtime};
 use clap::Args;
 use soif_pipeline::Error;
-use soif_server::log;
 use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
+use soif_server::log;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
