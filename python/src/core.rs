@@ -60,7 +60,7 @@ impl From<Error> for Failure {
         match e {
             Error::Config(m) => Failure::Config(m),
             other => Failure::Io {
-                message: soif_pipeline::error::error_chain(&other),
+                message: other.to_string(),
             },
         }
     }

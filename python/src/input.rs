@@ -99,7 +99,11 @@ impl Source for FileInput {
         let read = self.read.clone();
         Box::pin(async move {
             let Some(file) = file else { return Ok(None) };
-            let raw = PyRead { file, read };
+            let raw = PyRead {
+                file,
+                read,
+                pending: Bytes::new(),
+            };
             let (_, reader) = decompress::decompress(Box::new(raw))
                 .await
                 .map_err(|e| Error::io(name.to_string(), e))?;
@@ -120,15 +124,23 @@ impl Source for FileInput {
 struct PyRead {
     file: Py<PyAny>,
     read: Arc<AtomicU64>,
+    /// What a `read(n)` returned beyond `n` (a file object that ignores the size).
+    pending: Bytes,
 }
 
 impl AsyncRead for PyRead {
     fn poll_read(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        let want = buf.remaining().min(1 << 20);
+        if !self.pending.is_empty() {
+            let n = self.pending.len().min(buf.remaining());
+            buf.put_slice(&self.pending[..n]);
+            bytes::Buf::advance(&mut self.pending, n);
+            return Poll::Ready(Ok(()));
+        }
+        let want = buf.remaining().clamp(64 << 10, 1 << 20);
         let result = Python::attach(|py| -> PyResult<usize> {
             let got = self.file.bind(py).call_method1("read", (want,))?;
             if got.is_none() {
@@ -142,9 +154,13 @@ impl AsyncRead for PyRead {
                     "the file object's read() must return bytes: open it in binary mode ('rb')",
                 )
             })?;
-            let n = data.len().min(buf.remaining());
+            let len = data.len();
+            let n = len.min(buf.remaining());
             buf.put_slice(&data[..n]);
-            Ok(n)
+            if n < len {
+                self.pending = Bytes::from_owner(data).slice(n..);
+            }
+            Ok(len)
         });
         match result {
             Ok(n) => {
