@@ -4,7 +4,7 @@
 //! interface (pyarrow, Polars, DuckDB, nanoarrow…) takes them.
 
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -57,9 +57,9 @@ pub fn stream_capsule<'py>(
 /// reader, a Polars DataFrame, a DuckDB relation, a soif reader).
 pub fn import_stream(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
     let capsule = obj.call_method0("__arrow_c_stream__")?;
-    let capsule = capsule.cast::<PyCapsule>().map_err(|_| {
-        PyValueError::new_err("__arrow_c_stream__ did not return a PyCapsule")
-    })?;
+    let capsule = capsule
+        .cast::<PyCapsule>()
+        .map_err(|_| PyValueError::new_err("__arrow_c_stream__ did not return a PyCapsule"))?;
     let ptr = capsule.pointer_checked(Some(STREAM))?;
     // SAFETY: the capsule is named `arrow_array_stream`, so by the interface's contract
     // it points at an `ArrowArrayStream`; `from_raw` moves it out and leaves a released

@@ -206,11 +206,13 @@ impl Core {
                     records,
                     eof,
                 } => loop {
-                    let stopped = |e: std::io::Error, read: u64, records: u64| Failure::Io {
+                    let stopped = |e: std::io::Error, read: u64, records: u64| {
+                        Failure::Io {
                         message: format!(
                             "{name}: reading stopped after {read} bytes of SOIF and {records} record{}: {e}",
                             if records == 1 { "" } else { "s" }
                         ),
+                    }
                     };
                     let item = if *eof {
                         decoder.decode_eof(buf)

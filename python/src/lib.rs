@@ -8,11 +8,13 @@
 //! - [`Encoder`]: canonical SOIF (the project's encoder) from record tuples or from any
 //!   Arrow stream in the layout ([`normalize`] takes the types Polars and DuckDB give).
 
+mod batches;
 mod capsules;
 mod core;
 mod input;
 mod normalize;
 
+use crate::batches::Batches;
 use crate::core::{Core, Counts, Failure, Policy};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
@@ -21,7 +23,7 @@ use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
-use soif_arrow::{BatchBuilder, BatchView, LayoutError as ArrowLayoutError};
+use soif_arrow::{BatchView, LayoutError as ArrowLayoutError};
 use soif_codecs::soif::{DecoderOptions, SoifEncoder};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::source::{Rejection, Source};
@@ -48,10 +50,8 @@ create_exception!(
     "Arrow data is not in soif's records layout (another layout or version, a missing column)."
 );
 
-/// Rows a batch holds at most by default.
-const DEFAULT_BATCH: usize = 16 * 1024;
-/// Bytes of names and values a batch holds at most (plus one record).
-const BATCH_BYTES: usize = 32 << 20;
+/// Rows a batch holds at most by default (a batch also ends at `batches::BATCH_BYTES`).
+const DEFAULT_BATCH: usize = 4096;
 /// Canonical SOIF is handed to the destination in pieces of about this size.
 const WRITE_CHUNK: usize = 1 << 20;
 
@@ -88,14 +88,9 @@ fn rejection_error(py: Python<'_>, r: &Rejection) -> PyErr {
 fn failure_error(py: Python<'_>, f: Failure) -> PyErr {
     match f {
         Failure::Decode(r) => rejection_error(py, &r),
-        Failure::Io { message } => with_position(
-            py,
-            SoifError::new_err(message),
-            None,
-            None,
-            None,
-            None,
-        ),
+        Failure::Io { message } => {
+            with_position(py, SoifError::new_err(message), None, None, None, None)
+        }
         Failure::Config(message) => PyValueError::new_err(message),
     }
 }
@@ -131,35 +126,17 @@ fn without_gil<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     }
 }
 
-/// Fills `builder` with up to `max` records: the records taken.
-fn fill_batch(core: &mut Core, builder: &mut BatchBuilder, max: usize) -> Result<usize, Failure> {
-    core.fill(max, BATCH_BYTES, |record| {
-        let before = builder.buffered_bytes();
-        builder.push(&record);
-        builder.buffered_bytes().saturating_sub(before)
-    })
-}
-
 /// A reader's batches as an Arrow stream (what `__arrow_c_stream__` exports).
-struct BatchStream {
-    core: Core,
-    builder: BatchBuilder,
-    batch_size: usize,
-}
+struct BatchStream(Batches);
 
 impl Iterator for BatchStream {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let BatchStream {
-            core,
-            builder,
-            batch_size,
-        } = self;
-        let batch_size = *batch_size;
-        without_gil(move || match fill_batch(core, builder, batch_size) {
-            Ok(0) => None,
-            Ok(_) => Some(Ok(builder.finish())),
+        let batches = &mut self.0;
+        without_gil(move || match batches.next_batch() {
+            Ok(None) => None,
+            Ok(Some(b)) => Some(Ok(b)),
             Err(f) => Some(Err(ArrowError::ExternalError(Box::new(
                 std::io::Error::other(f.message()),
             )))),
@@ -176,9 +153,8 @@ impl RecordBatchReader for BatchStream {
 /// The native reader behind `soif.read` and `soif.records` (see `soif.Reader`).
 #[pyclass(module = "soif._soif", name = "_Reader")]
 struct Reader {
-    core: Mutex<Option<Core>>,
+    core: Mutex<Option<Batches>>,
     counts: Arc<Counts>,
-    batch_size: usize,
 }
 
 fn parse_policy(on_error: &str, quarantine: Option<PathBuf>) -> PyResult<Policy> {
@@ -199,7 +175,7 @@ fn parse_policy(on_error: &str, quarantine: Option<PathBuf>) -> PyResult<Policy>
 }
 
 impl Reader {
-    fn lock(&self) -> MutexGuard<'_, Option<Core>> {
+    fn lock(&self) -> MutexGuard<'_, Option<Batches>> {
         // A panic while the lock was held leaves the reader unusable, not the process.
         self.core.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -252,15 +228,18 @@ impl Reader {
                 Box::new(input::BytesInput::new(&name, data))
             }
             "file" => Box::new(input::FileInput::new(&name, source.clone().unbind())),
-            other => return Err(PyValueError::new_err(format!("unknown source kind {other:?}"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown source kind {other:?}"
+                )))
+            }
         };
         let counts = Arc::new(Counts::default());
-        let core = Core::new(src, decoder, policy, counts.clone())
-            .map_err(|f| failure_error(py, f))?;
+        let core =
+            Core::new(src, decoder, policy, counts.clone()).map_err(|f| failure_error(py, f))?;
         Ok(Reader {
-            core: Mutex::new(Some(core)),
+            core: Mutex::new(Some(Batches::new(core, batch_size))),
             counts,
-            batch_size,
         })
     }
 
@@ -285,12 +264,7 @@ impl Reader {
                 "this soif reader was already read (a reader streams once): call soif.read() again",
             )
         })?;
-        let stream = BatchStream {
-            core,
-            builder: BatchBuilder::new(),
-            batch_size: self.batch_size,
-        };
-        capsules::stream_capsule(py, Box::new(stream))
+        capsules::stream_capsule(py, Box::new(BatchStream(core)))
     }
 
     /// The next batch as an object with `__arrow_c_array__`, or None at the end.
@@ -301,11 +275,7 @@ impl Reader {
                 "this soif reader was already read (a reader streams once): call soif.read() again",
             ));
         };
-        let batch_size = self.batch_size;
-        let result = py.detach(move || {
-            let mut builder = BatchBuilder::new();
-            fill_batch(core, &mut builder, batch_size).map(|n| (n > 0).then(|| builder.finish()))
-        });
+        let result = py.detach(move || core.next_batch());
         match result {
             Ok(batch) => Ok(batch.map(|b| Batch { batch: Some(b) })),
             Err(f) => Err(failure_error(py, f)),
@@ -321,10 +291,15 @@ impl Reader {
                 "this soif reader was already read (a reader streams once): call soif.records() again",
             ));
         };
+        let core = &mut core.core;
         let result = py.detach(move || {
             let mut out = Vec::new();
-            core.fill(n, BATCH_BYTES, |r| {
-                let size = r.attributes.iter().map(|a| a.name.len() + 16).sum::<usize>();
+            core.fill(n, batches::BATCH_BYTES, |r| {
+                let size = r
+                    .attributes
+                    .iter()
+                    .map(|a| a.name.len() + 16)
+                    .sum::<usize>();
                 out.push(r);
                 size
             })
@@ -588,7 +563,10 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LayoutError", py.get_type::<LayoutError>())?;
     m.add("LAYOUT", soif_arrow::LAYOUT)?;
     m.add("LAYOUT_VERSION", soif_arrow::VERSION)?;
-    m.add("DEFAULT_MAX_RECORD_SIZE", soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE)?;
+    m.add(
+        "DEFAULT_MAX_RECORD_SIZE",
+        soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE,
+    )?;
     m.add("DEFAULT_BATCH_SIZE", DEFAULT_BATCH)?;
     m.add_class::<Reader>()?;
     m.add_class::<Batch>()?;

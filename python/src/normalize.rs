@@ -166,5 +166,6 @@ fn attributes(a: &ArrayRef, field: &Field) -> Result<ListArray, LayoutError> {
         s.nulls().cloned(),
     )
     .map_err(|e| err(e.to_string()))?;
-    ListArray::try_new(item.clone(), offsets, Arc::new(items), nulls).map_err(|e| err(e.to_string()))
+    ListArray::try_new(item.clone(), offsets, Arc::new(items), nulls)
+        .map_err(|e| err(e.to_string()))
 }
