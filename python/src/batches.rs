@@ -1,11 +1,12 @@
-//! Record batches from the reading loop, built on two threads.
+//! Record batches from the reading loop, built on worker threads.
 //!
-//! Decoding is the cheap part (values are slices of the input); building a batch — the
-//! UTF-8 check of every value, the copy into Arrow buffers, faulting in their fresh
-//! pages — is most of the cost. So when a second core is there, the calling thread
-//! decodes two chunks of records, hands the first to a worker thread to build, builds the
-//! second itself, and hands out both in order. Batches stay in input order; at most two
-//! chunks and two batches are in flight, so memory stays bounded.
+//! Decoding is the cheaper part (values are slices of the input); building a batch —
+//! the UTF-8 check of every value, the copy into Arrow buffers, faulting in their fresh
+//! pages — is most of the cost. So when there is more than one core, the calling thread
+//! only decodes: it cuts the records into chunks and hands them in turn to two worker
+//! threads, which build the batches while it decodes the next chunk; the batches are
+//! taken back in input order. At most [`IN_FLIGHT`] chunks are out at a time, so memory
+//! stays bounded (a few batches), whatever the input's size.
 
 use crate::core::{Core, Failure};
 use arrow_array::RecordBatch;
@@ -62,8 +63,12 @@ fn build(chunk: &[Record]) -> RecordBatch {
     builder.finish()
 }
 
-/// About how many bytes a record adds to a batch.
+/// About how many bytes a record adds to a batch: its original bytes when the decoder
+/// kept them (it does for every object it reads), else the sum of its parts.
 fn size(r: &Record) -> usize {
+    if let Some(raw) = &r.raw {
+        return raw.len();
+    }
     fn value(v: &Value) -> usize {
         match v {
             Value::Bytes(b) => b.len(),
@@ -83,15 +88,23 @@ fn size(r: &Record) -> usize {
             .sum::<usize>()
 }
 
+/// Chunks handed to the workers and not yet taken back.
+const IN_FLIGHT: usize = 3;
+
 /// The reading loop and what turns its records into batches.
 pub struct Batches {
     pub core: Core,
     batch_size: usize,
-    /// `None` on one core, or before the first batch.
-    worker: Option<Worker>,
+    /// Empty on one core (batches are then built on the calling thread), and until the
+    /// first batch is asked for.
+    workers: Vec<Worker>,
     started: bool,
-    ready: VecDeque<RecordBatch>,
-    /// A failure met after the batches in `ready`: handed out once they are.
+    /// The worker of each chunk in flight, oldest first.
+    in_flight: VecDeque<usize>,
+    next_worker: usize,
+    /// No more chunks to cut: the end, or a failure kept in `deferred`.
+    exhausted: bool,
+    /// A failure met after the chunks in flight: handed out once they are.
     deferred: Option<Failure>,
 }
 
@@ -100,73 +113,82 @@ impl Batches {
         Batches {
             core,
             batch_size,
-            worker: None,
+            workers: Vec::new(),
             started: false,
-            ready: VecDeque::new(),
+            in_flight: VecDeque::new(),
+            next_worker: 0,
+            exhausted: false,
             deferred: None,
         }
     }
 
-    /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]).
-    fn chunk(&mut self) -> Result<Vec<Record>, Failure> {
+    /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); empty at the
+    /// end or on a failure (then kept in `deferred`).
+    fn chunk(&mut self) -> Vec<Record> {
         let mut out = Vec::new();
-        self.core
-            .fill(self.batch_size, BATCH_BYTES, |r| {
-                let n = size(&r);
-                out.push(r);
-                n
-            })
-            .map(|_| out)
+        let result = self.core.fill(self.batch_size, BATCH_BYTES, |r| {
+            let n = size(&r);
+            out.push(r);
+            n
+        });
+        match result {
+            Ok(_) if !out.is_empty() => out,
+            Ok(_) => {
+                self.exhausted = true;
+                out
+            }
+            Err(f) => {
+                self.exhausted = true;
+                self.deferred = Some(f);
+                Vec::new()
+            }
+        }
     }
 
     /// The next batch, `None` at the end.
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, Failure> {
-        if let Some(b) = self.ready.pop_front() {
-            return Ok(Some(b));
-        }
-        if let Some(f) = self.deferred.take() {
-            return Err(f);
-        }
         if !self.started {
             self.started = true;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             if cores > 1 {
-                self.worker = Worker::start();
+                self.workers = (0..2).map_while(|_| Worker::start()).collect();
             }
         }
-        let first = self.chunk()?;
-        if first.is_empty() {
-            return Ok(None);
-        }
-        if self.worker.is_none() {
-            return Ok(Some(build(&first)));
-        }
-        let second = match self.chunk() {
-            Ok(c) => c,
-            Err(f) => {
-                self.deferred = Some(f);
-                Vec::new()
+        if self.workers.is_empty() {
+            if !self.exhausted {
+                let chunk = self.chunk();
+                if !chunk.is_empty() {
+                    return Ok(Some(build(&chunk)));
+                }
             }
-        };
-        if second.is_empty() {
-            return Ok(Some(build(&first)));
+            return self.deferred.take().map_or(Ok(None), Err);
         }
-        let Some(worker) = self.worker.as_ref() else {
-            return Ok(Some(build(&first)));
-        };
-        if let Err(unsent) = worker.chunks.send(first) {
-            // The worker is gone (it does not panic on records, but be safe): build
-            // both here from now on.
-            self.worker = None;
-            let first = build(&unsent.0);
-            self.ready.push_back(build(&second));
-            return Ok(Some(first));
+        while self.in_flight.len() < IN_FLIGHT && !self.exhausted {
+            let chunk = self.chunk();
+            if chunk.is_empty() {
+                break;
+            }
+            let w = self.next_worker % self.workers.len();
+            self.next_worker = self.next_worker.wrapping_add(1);
+            if self.workers[w].chunks.send(chunk).is_err() {
+                return Err(stopped());
+            }
+            self.in_flight.push_back(w);
         }
-        let second = build(&second);
-        let first = worker.batches.recv().map_err(|_| Failure::Io {
-            message: "the batch-building thread stopped".into(),
-        })?;
-        self.ready.push_back(second);
-        Ok(Some(first))
+        let Some(w) = self.in_flight.pop_front() else {
+            return self.deferred.take().map_or(Ok(None), Err);
+        };
+        self.workers[w]
+            .batches
+            .recv()
+            .map(Some)
+            .map_err(|_| stopped())
+    }
+}
+
+/// A worker thread is gone: only a bug in building a batch (a panic) does that.
+fn stopped() -> Failure {
+    Failure::Io {
+        message: "a batch-building thread stopped (a bug: please report it)".into(),
     }
 }

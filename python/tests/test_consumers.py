@@ -85,7 +85,7 @@ def test_the_decoder_releases_the_gil():
     import sys
 
     rec = b"@FILE { http://x/\nBody{200}:\t" + b"y" * 200 + b"\n}\n"
-    r = soif.read(rec * 100_000, batch_size=1_000_000)  # ~21 MB, one batch
+    r = soif.read(rec * 100_000, batch_size=1_000_000)  # ~21 MB: batches of 8 MiB
     ticks = []
     stop = threading.Event()
 
@@ -105,5 +105,5 @@ def test_the_decoder_releases_the_gil():
         stop.set()
         t.join()
         sys.setswitchinterval(old)
-    assert pa.record_batch(batch).num_rows == 100_000
+    assert pa.record_batch(batch).num_rows > 0
     assert during > 0
