@@ -307,3 +307,21 @@ def test_memory_stays_bounded_on_a_large_stream():
     assert rows == 200_000
     # ru_maxrss is in KiB on Linux: well under the 200 MB that went through.
     assert after - before < 150 * 1024
+
+
+def test_stopping_early_and_closing():
+    data = GOOD * 20_000
+    r = soif.read(data, batch_size=100)
+    first = next(iter(r))
+    assert first.num_rows == 100
+    r.close()
+    with pytest.raises(soif.SoifError):
+        next(iter(r))
+    assert r.records_out >= 100
+    # A stream abandoned half-way is released without reading on.
+    r2 = soif.read(data, batch_size=100)
+    stream = pa.RecordBatchReader.from_stream(r2)
+    assert stream.read_next_batch().num_rows == 100
+    del stream
+    with soif.records(data) as recs:
+        assert next(recs).url == "http://a/"
