@@ -309,7 +309,7 @@ def read(
         the batches before it), ``"skip"`` (count it, keep it in ``errors``, go on) or
         ``"quarantine"`` (as skip, and append its original bytes to ``quarantine``).
     :param quarantine: the quarantine file (with ``on_error="quarantine"``).
-    :param batch_size: rows per batch (default 16384; a batch also ends at 32 MiB).
+    :param batch_size: rows per batch (default 4096; a batch also ends at 8 MiB of values).
 
     >>> import soif, pyarrow as pa
     >>> r = soif.read(b"@FILE { http://a/\\nTitle{5}:\\tHello\\n}\\n")
