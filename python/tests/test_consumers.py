@@ -107,3 +107,14 @@ def test_the_decoder_releases_the_gil():
         sys.setswitchinterval(old)
     assert pa.record_batch(batch).num_rows > 0
     assert during > 0
+
+
+def test_file_object_sources_in_duckdb_and_polars(fixtures):
+    """A file object is read with the GIL taken per read, from whichever thread pulls."""
+    import gzip
+
+    with open(fixtures / DOCS_GZ, "rb") as f:
+        r = soif.read(f)
+        assert duckdb.sql("SELECT count(*) FROM r").fetchall() == [(3,)]
+    with gzip.open(fixtures / DOCS_GZ, "rb") as f:
+        assert pl.DataFrame(soif.read(f)).shape == (3, 6)
