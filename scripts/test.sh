@@ -14,7 +14,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 only="${SOIF_TEST_ONLY:-all}"
 
 # Folders of pytest suites (added by the issues that bring them).
-PYTHON_SUITES=(tests/python)
+PYTHON_SUITES=(tests/python python/tests)
 
 rust_tests() {
     cargo test --workspace --locked
@@ -35,6 +35,8 @@ python_tests() {
         return 0
     fi
     python_env
+    # The soif package itself (python/: PyO3 + maturin), built from source as a user would.
+    .venv/bin/python -m pip install --quiet ./python
     # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
     SOIF_BIN="${SOIF_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/soif}" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
 }

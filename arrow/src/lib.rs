@@ -52,8 +52,9 @@
 //! assert_eq!(back[0].get_str("Title"), Some("Hello"));
 //! ```
 
-use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder, StructBuilder};
+use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use bytes::Bytes;
 use soif_codecs::{Action, Attribute, Record, Value};
@@ -182,7 +183,13 @@ pub struct BatchBuilder {
     template: StringBuilder,
     url: StringBuilder,
     action: StringBuilder,
-    attributes: ListBuilder<StructBuilder>,
+    /// The `attributes` list: its offsets and the four fields of its items, kept as
+    /// concrete builders (a `StructBuilder` would downcast each field per attribute).
+    offsets: Vec<i32>,
+    names: StringBuilder,
+    values: StringBuilder,
+    value_bytes: BinaryBuilder,
+    name_bytes: BinaryBuilder,
     template_bytes: BinaryBuilder,
     url_bytes: BinaryBuilder,
     rows: usize,
@@ -198,12 +205,46 @@ impl Default for BatchBuilder {
 impl BatchBuilder {
     /// An empty builder.
     pub fn new() -> BatchBuilder {
-        let values = StructBuilder::from_fields(attribute_fields(), 0);
         BatchBuilder {
             template: StringBuilder::new(),
             url: StringBuilder::new(),
             action: StringBuilder::new(),
-            attributes: ListBuilder::new(values).with_field(item_field()),
+            offsets: vec![0],
+            names: StringBuilder::new(),
+            values: StringBuilder::new(),
+            value_bytes: BinaryBuilder::new(),
+            name_bytes: BinaryBuilder::new(),
+            template_bytes: BinaryBuilder::new(),
+            url_bytes: BinaryBuilder::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// An empty builder with room for `rows` records holding `attributes` attributes,
+    /// `name_bytes` bytes of names and `value_bytes` bytes of values in all, so that a
+    /// batch of known size is built without growing (and copying) its buffers. Text and
+    /// bytes each get the whole room, as which values are UTF-8 is not known yet (room
+    /// never written is never touched, so a large allocation costs no memory for it).
+    /// The room is for the first batch; after [`finish`](Self::finish) the builder grows
+    /// as [`new`](Self::new)'s does.
+    pub fn with_capacity(
+        rows: usize,
+        attributes: usize,
+        name_bytes: usize,
+        value_bytes: usize,
+    ) -> BatchBuilder {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        BatchBuilder {
+            template: StringBuilder::with_capacity(rows, rows * 8),
+            url: StringBuilder::with_capacity(rows, rows * 64),
+            action: StringBuilder::with_capacity(rows, 0),
+            offsets,
+            names: StringBuilder::with_capacity(attributes, name_bytes),
+            values: StringBuilder::with_capacity(attributes, value_bytes),
+            value_bytes: BinaryBuilder::with_capacity(attributes, value_bytes),
+            name_bytes: BinaryBuilder::new(),
             template_bytes: BinaryBuilder::new(),
             url_bytes: BinaryBuilder::new(),
             rows: 0,
@@ -242,36 +283,19 @@ impl BatchBuilder {
         for attr in &record.attributes {
             self.push_attribute(&attr.name, &attr.value);
         }
-        self.attributes.append(true);
+        // More than 2^31 attributes in one batch: arrow's own ListBuilder panics alike.
+        let end = i32::try_from(self.names.len())
+            .unwrap_or_else(|_| panic!("more than 2^31 attributes in one batch"));
+        self.offsets.push(end);
         self.rows += 1;
     }
 
     fn push_attribute(&mut self, name: &Bytes, value: &Value) {
         match value {
             Value::Bytes(b) => {
-                let s = self.attributes.values();
                 self.bytes += name.len() + b.len() + 16;
-                match std::str::from_utf8(name) {
-                    Ok(n) => {
-                        field::<StringBuilder>(s, 0).append_value(n);
-                        field::<BinaryBuilder>(s, 3).append_null();
-                    }
-                    Err(_) => {
-                        field::<StringBuilder>(s, 0).append_null();
-                        field::<BinaryBuilder>(s, 3).append_value(name);
-                    }
-                }
-                match std::str::from_utf8(b) {
-                    Ok(v) => {
-                        field::<StringBuilder>(s, 1).append_value(v);
-                        field::<BinaryBuilder>(s, 2).append_null();
-                    }
-                    Err(_) => {
-                        field::<StringBuilder>(s, 1).append_null();
-                        field::<BinaryBuilder>(s, 2).append_value(b);
-                    }
-                }
-                s.append(true);
+                text_or_bytes(name, &mut self.names, &mut self.name_bytes);
+                text_or_bytes(b, &mut self.values, &mut self.value_bytes);
             }
             // A list's items under the list's own name, in order.
             Value::List(items) if items.iter().all(|i| matches!(i, Value::Bytes(_))) => {
@@ -295,6 +319,27 @@ impl BatchBuilder {
         }
     }
 
+    /// The `attributes` column of the rows added so far; its builders are empty again.
+    fn finish_attributes(&mut self) -> ListArray {
+        let items = StructArray::new(
+            attribute_fields(),
+            vec![
+                Arc::new(self.names.finish()),
+                Arc::new(self.values.finish()),
+                Arc::new(self.value_bytes.finish()),
+                Arc::new(self.name_bytes.finish()),
+            ],
+            None,
+        );
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        ListArray::new(
+            item_field(),
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Arc::new(items),
+            None,
+        )
+    }
+
     /// The rows added so far as one batch; the builder is empty again.
     pub fn finish(&mut self) -> RecordBatch {
         self.rows = 0;
@@ -303,7 +348,7 @@ impl BatchBuilder {
             Arc::new(self.template.finish()),
             Arc::new(self.url.finish()),
             Arc::new(self.action.finish()),
-            Arc::new(self.attributes.finish()),
+            Arc::new(self.finish_attributes()),
             Arc::new(self.template_bytes.finish()),
             Arc::new(self.url_bytes.finish()),
         ];
@@ -312,11 +357,6 @@ impl BatchBuilder {
         RecordBatch::try_new(schema(), columns)
             .unwrap_or_else(|e| panic!("soif-arrow builds batches to its own schema: {e}"))
     }
-}
-
-fn field<T: arrow_array::builder::ArrayBuilder>(s: &mut StructBuilder, i: usize) -> &mut T {
-    s.field_builder::<T>(i)
-        .unwrap_or_else(|| panic!("attribute field {i} has the layout's builder type"))
 }
 
 fn text_or_bytes(b: &[u8], text: &mut StringBuilder, bytes: &mut BinaryBuilder) {
@@ -476,6 +516,22 @@ mod tests {
         assert!(view.values.is_null(1) && view.bytes.is_valid(1));
         assert!(view.names.is_null(2) && view.name_bytes.is_valid(2));
         assert_eq!(view.values.value(2), "", "an empty value is text, not null");
+    }
+
+    #[test]
+    fn with_capacity_builds_the_same_batch() {
+        let r = rec(&[(b"Title", b"Hello"), (b"Thumb", b"\xff\xd8\x00")]);
+        let (mut a, mut b) = (
+            BatchBuilder::new(),
+            BatchBuilder::with_capacity(2, 4, 20, 20),
+        );
+        for _ in 0..2 {
+            a.push(&r);
+            b.push(&r);
+        }
+        assert_eq!(a.finish(), b.finish());
+        b.push(&r);
+        assert_eq!(records(&b.finish()).unwrap()[0].attributes, r.attributes);
     }
 
     #[test]

@@ -1,0 +1,580 @@
+"""Read and write Harvest/Netscape SOIF metadata (RFC 2655) from Python.
+
+SOIF, the Summary Object Interchange Format of the Harvest gatherers and Netscape catalog
+servers, is a stream of objects::
+
+    @FILE { http://example.com/
+    Title{7}:	Example
+    Author-1{3}:	Ann
+    }
+
+This package reads it with the decoder of the ``soif`` command-line tool (in Rust, with
+the GIL released) and hands it to today's tools:
+
+- :func:`read` streams record batches in soif's Arrow layout. The reader implements the
+  Arrow PyCapsule interface, so ``pyarrow.table(r)``, ``polars.DataFrame(r)`` and
+  ``duckdb.sql("SELECT … FROM r")`` take it without a copy; iterating it yields
+  ``pyarrow.RecordBatch``\\ es.
+- :func:`records` yields plain :class:`Record` objects, for code that wants no Arrow.
+- :func:`write` writes canonical SOIF from records, Arrow data in the layout, or a Polars
+  DataFrame.
+
+A source is a path (``str`` or ``os.PathLike``; a directory or a glob reads every file in
+it, sorted), an ``http(s)://`` URL, a list of those, ``bytes``, or a binary file object.
+gzip, bzip2, xz and zstd are recognised by their first bytes, whatever the name. Memory
+stays bounded by one batch and the largest record, whatever the input's size.
+
+The Arrow layout (``soif:layout`` = ``records``, version 1), one row per record:
+
+============== ================================ ===========================================
+column         type                             holds
+============== ================================ ===========================================
+template       string                           ``FILE``; null only when not UTF-8
+url            string                           the URL (``-`` when none)
+action         string                           ``delete``/``refresh``/``update`` inside a
+                                                Harvest envelope, else null
+attributes     list<struct<name, value, bytes,  the attributes in order, repeated names kept;
+               name_bytes>>                     ``value`` is the text when UTF-8, else
+                                                ``bytes`` holds the exact bytes
+template_bytes binary                           the template's bytes when not UTF-8
+url_bytes      binary                           the URL's bytes when not UTF-8
+============== ================================ ===========================================
+
+Errors are :class:`SoifError` and its subclasses :class:`DecodeError` (a bad record under
+``on_error="fail"``) and :class:`LayoutError` (Arrow data in another layout); each carries
+``input``, ``offset`` (byte offset), ``record`` (record number, from 1) and ``url`` where
+known.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from typing import (
+    IO,
+    Any,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+from . import _soif
+from ._soif import DecodeError, LayoutError, SoifError
+
+__all__ = [
+    "read",
+    "records",
+    "write",
+    "schema",
+    "Reader",
+    "RecordReader",
+    "Record",
+    "SoifError",
+    "DecodeError",
+    "LayoutError",
+    "LAYOUT_VERSION",
+    "DEFAULT_MAX_RECORD_SIZE",
+]
+
+__version__ = "0.1.0"
+
+for _e in (SoifError, DecodeError, LayoutError):
+    try:
+        _e.__module__ = "soif"
+    except (AttributeError, TypeError):  # pragma: no cover - read-only on some builds
+        pass
+    for _attr in ("input", "offset", "record", "url"):
+        if not hasattr(_e, _attr):
+            setattr(_e, _attr, None)
+
+#: The version of the Arrow layout this package reads and writes.
+LAYOUT_VERSION: str = _soif.LAYOUT_VERSION
+#: The default ``max_record_size``: 64 MiB.
+DEFAULT_MAX_RECORD_SIZE: int = _soif.DEFAULT_MAX_RECORD_SIZE
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Sequence[Any]]
+
+_ON_ERROR = ("fail", "skip", "quarantine")
+
+
+def _native_reader(
+    source: Any,
+    lenient: bool,
+    max_record_size: int,
+    on_error: str,
+    quarantine: Any,
+    batch_size: Optional[int],
+) -> Any:
+    if on_error not in _ON_ERROR:
+        raise ValueError(f'on_error must be "fail", "skip" or "quarantine", not {on_error!r}')
+    if quarantine is not None:
+        quarantine = os.fspath(quarantine)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        kind, name, data = "bytes", "<bytes>", bytes(source)
+    elif isinstance(source, (str, os.PathLike)):
+        kind, data = "paths", [os.fspath(source)]
+        name = data[0]
+    elif isinstance(source, (list, tuple)):
+        data = [os.fspath(s) for s in source]
+        if not data:
+            raise ValueError("no source given (an empty list)")
+        kind, name = "paths", data[0]
+    elif hasattr(source, "read"):
+        if isinstance(source, io.TextIOBase):
+            raise TypeError("a text file was given: open it in binary mode ('rb')")
+        kind, data = "file", source
+        n = getattr(source, "name", None)
+        name = n if isinstance(n, str) else "<file>"
+    else:
+        raise TypeError(
+            "source must be a path, a URL, a list of them, bytes or a binary file object, "
+            f"not {type(source).__name__}"
+        )
+    return _soif._Reader(
+        kind,
+        data,
+        name,
+        lenient=bool(lenient),
+        max_record_size=int(max_record_size),
+        on_error=on_error,
+        quarantine=quarantine,
+        batch_size=batch_size,
+    )
+
+
+class _Counts:
+    """The counts of a read, readable during and after it (also once a reader has been
+    handed to pyarrow, Polars or DuckDB)."""
+
+    _native: Any
+
+    @property
+    def records_in(self) -> int:
+        """Records read, good and bad (``records_out + rejected``)."""
+        return self._native.records_in
+
+    @property
+    def records_out(self) -> int:
+        """Records handed out."""
+        return self._native.records_out
+
+    @property
+    def rejected(self) -> int:
+        """Bad records skipped or quarantined (or the one that failed the read)."""
+        return self._native.rejected
+
+    @property
+    def repaired(self) -> int:
+        """Records that needed a repair (``lenient=True``)."""
+        return self._native.repaired
+
+    @property
+    def quarantined(self) -> int:
+        """Rejected records whose original bytes went to the quarantine file."""
+        return self._native.quarantined
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes read from the inputs as stored (compressed, for compressed inputs)."""
+        return self._native.bytes_read
+
+    @property
+    def errors(self) -> List[DecodeError]:
+        """The rejected records (the first 1000) as :class:`DecodeError`\\ s, each with
+        ``input``, ``offset``, ``record`` and ``url``."""
+        return self._native.errors
+
+    def close(self) -> None:
+        """Stops reading and closes the inputs; the counts stay readable."""
+        self._native.close()
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _counts(self) -> str:
+        return (
+            f"records_in={self.records_in}, records_out={self.records_out}, "
+            f"rejected={self.rejected}, repaired={self.repaired}"
+        )
+
+
+class Reader(_Counts):
+    """Record batches in soif's Arrow layout, streamed from a source (see :func:`read`).
+
+    - ``pyarrow.table(reader)``, ``polars.DataFrame(reader)`` (or ``polars.from_arrow``)
+      and ``duckdb.sql("SELECT … FROM reader")`` read it through the Arrow PyCapsule
+      stream interface (``__arrow_c_stream__``), without a copy.
+    - Iterating it yields ``pyarrow.RecordBatch``\\ es (needs pyarrow).
+
+    A reader streams once: after one consumer has read it, reading it again raises
+    :class:`SoifError`. ``__arrow_c_schema__`` gives the schema without reading, so that
+    DuckDB asks for the stream only once. The counts (``records_in``, ``records_out``,
+    ``rejected``, ``repaired``) are readable during and after the read.
+    """
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def __arrow_c_schema__(self) -> Any:
+        """The layout's schema as an ``arrow_schema`` PyCapsule (reads nothing)."""
+        return self._native.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The batches as an ``arrow_array_stream`` PyCapsule (the Arrow PyCapsule
+        interface). The stream takes what is left of the reader."""
+        return self._native.__arrow_c_stream__(requested_schema)
+
+    @property
+    def schema(self) -> Any:
+        """The layout's ``pyarrow.Schema``."""
+        return schema()
+
+    def __iter__(self) -> "Reader":
+        return self
+
+    def __next__(self) -> Any:
+        import pyarrow as pa
+
+        batch = self._native._next_batch()
+        if batch is None:
+            raise StopIteration
+        return pa.record_batch(batch)
+
+    def read_all(self) -> Any:
+        """Everything left as one ``pyarrow.Table``."""
+        import pyarrow as pa
+
+        return pa.table(self)
+
+    def __repr__(self) -> str:
+        return f"<soif.Reader {self._counts()}>"
+
+
+class RecordReader(_Counts):
+    """An iterator of :class:`Record`\\ s streamed from a source (see :func:`records`),
+    with the same counts as :class:`Reader`."""
+
+    _CHUNK = 1024
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+        self._buffer: List[Any] = []
+        self._pos = 0
+
+    def __iter__(self) -> "RecordReader":
+        return self
+
+    def __next__(self) -> "Record":
+        if self._pos >= len(self._buffer):
+            self._buffer = self._native._next_records(self._CHUNK)
+            self._pos = 0
+            if not self._buffer:
+                raise StopIteration
+        t, u, a, attrs = self._buffer[self._pos]
+        self._pos += 1
+        return Record._from_native(t, u, a, attrs)
+
+    def __repr__(self) -> str:
+        return f"<soif.RecordReader {self._counts()}>"
+
+
+def read(
+    source: Source,
+    *,
+    lenient: bool = False,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    on_error: str = "fail",
+    quarantine: Union[str, "os.PathLike[str]", None] = None,
+    batch_size: Optional[int] = None,
+) -> Reader:
+    """Streams the records of ``source`` as Arrow record batches in soif's layout.
+
+    :param source: a path, a directory or glob, an ``http(s)://`` URL, a list of these,
+        ``bytes``, or a binary file object. Compressed data (gzip, bzip2, xz, zstd) is
+        recognised by its first bytes.
+    :param lenient: repair what legacy data is known to carry (a space for the tab after
+        ``:``, byte counts broken by CRLF conversion, ``{x}`` sizes); ``repaired`` counts
+        the records repaired.
+    :param max_record_size: the largest object accepted, in bytes (default 64 MiB); a
+        larger declared size is rejected before anything is allocated for it.
+    :param on_error: ``"fail"`` (raise :class:`DecodeError` at the first bad record, after
+        the batches before it), ``"skip"`` (count it, keep it in ``errors``, go on) or
+        ``"quarantine"`` (as skip, and append its original bytes to ``quarantine``).
+    :param quarantine: the quarantine file (with ``on_error="quarantine"``).
+    :param batch_size: rows per batch (default 4096; a batch also ends at 8 MiB of values).
+
+    >>> import soif, pyarrow as pa
+    >>> r = soif.read(b"@FILE { http://a/\\nTitle{5}:\\tHello\\n}\\n")
+    >>> pa.table(r).column("url").to_pylist()
+    ['http://a/']
+    >>> r.records_out
+    1
+    """
+    return Reader(_native_reader(source, lenient, max_record_size, on_error, quarantine, batch_size))
+
+
+def records(
+    source: Source,
+    *,
+    lenient: bool = False,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    on_error: str = "fail",
+    quarantine: Union[str, "os.PathLike[str]", None] = None,
+) -> RecordReader:
+    """Streams the records of ``source`` as :class:`Record` objects (no Arrow needed).
+
+    The arguments are those of :func:`read`.
+
+    >>> import soif
+    >>> [r["Title"] for r in soif.records(b"@FILE { http://a/\\nTitle{5}:\\tHello\\n}\\n")]
+    ['Hello']
+    """
+    return RecordReader(_native_reader(source, lenient, max_record_size, on_error, quarantine, None))
+
+
+def schema() -> Any:
+    """soif's Arrow layout as a ``pyarrow.Schema`` (with its ``soif:layout`` metadata)."""
+    import pyarrow as pa
+
+    return pa.schema(_Capsule(_soif.layout_schema()))
+
+
+class _Capsule:
+    def __init__(self, capsule: Any) -> None:
+        self._capsule = capsule
+
+    def __arrow_c_schema__(self) -> Any:
+        return self._capsule
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _raw(s: Union[str, bytes]) -> bytes:
+    if isinstance(s, (bytes, bytearray, memoryview)):
+        return bytes(s)
+    return s.encode("utf-8", "surrogateescape")
+
+
+_SUFFIX = re.compile(r"-\d+\Z")
+
+
+def _base(name: str) -> Tuple[str, int]:
+    """RFC 2655 §4 naming: the name without its ``-N`` suffix, lower-cased, and N (0 when
+    there is none)."""
+    m = _SUFFIX.search(name)
+    if m:
+        return name[: m.start()].lower(), int(name[m.start() + 1 :])
+    return name.lower(), 0
+
+
+class Record:
+    """One SOIF object: ``template`` (``FILE``), ``url`` (``-`` when none), ``action``
+    (``"delete"``, ``"refresh"``, ``"update"`` inside a Harvest envelope, else None) and
+    ``attributes``, the ordered ``(name, value)`` pairs, values as ``bytes``, repeated
+    names kept.
+
+    Names, template and URL are ``str``; bytes that are not UTF-8 are kept with the
+    ``surrogateescape`` error handler, so writing the record back reproduces them exactly.
+
+    >>> r = soif.Record("FILE", "http://a/", [("Title", b"Hi"), ("Author-1", b"Ann"), ("Author-2", b"Bob")])
+    >>> r["title"], r.values("Author")
+    ('Hi', ['Ann', 'Bob'])
+    """
+
+    __slots__ = ("template", "url", "action", "attributes")
+
+    def __init__(
+        self,
+        template: str = "FILE",
+        url: str = "-",
+        attributes: Iterable[Tuple[str, Union[bytes, str]]] = (),
+        action: Optional[str] = None,
+    ) -> None:
+        self.template = template
+        self.url = url
+        self.action = action
+        self.attributes: List[Tuple[str, bytes]] = [
+            (n, v.encode("utf-8") if isinstance(v, str) else bytes(v)) for n, v in attributes
+        ]
+
+    @classmethod
+    def _from_native(cls, t: bytes, u: bytes, a: Optional[str], attrs: List[Tuple[bytes, bytes]]) -> "Record":
+        r = cls.__new__(cls)
+        r.template = _text(t)
+        r.url = _text(u)
+        r.action = a
+        r.attributes = [(_text(n), v) for n, v in attrs]
+        return r
+
+    def _find(self, name: str) -> Optional[bytes]:
+        for n, v in self.attributes:
+            if n == name:
+                return v
+        low = name.lower()
+        for n, v in self.attributes:
+            if n.lower() == low:
+                return v
+        return None
+
+    def __getitem__(self, name: str) -> str:
+        """The value of attribute ``name`` as text (the exact name first, else ignoring
+        case); bytes that are not UTF-8 become U+FFFD. ``KeyError`` when absent."""
+        v = self._find(name)
+        if v is None:
+            raise KeyError(name)
+        return v.decode("utf-8", "replace")
+
+    def get(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        """As ``record[name]``, or ``default`` when absent."""
+        v = self._find(name)
+        return default if v is None else v.decode("utf-8", "replace")
+
+    def get_bytes(self, name: str) -> Optional[bytes]:
+        """The exact bytes of attribute ``name`` (as ``record[name]`` finds it), or None."""
+        return self._find(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._find(name) is not None
+
+    def values(self, name: str, *, raw: bool = False) -> List[Any]:
+        """Every value of the multi-valued attribute ``name``, by RFC 2655 §4 naming: the
+        name matched ignoring case and a ``-N`` suffix (``Author``, ``Author-1``,
+        ``author-2``…), a plain ``Author`` first, then in the order of N. Text, or the
+        exact ``bytes`` with ``raw=True``."""
+        want, _ = _base(name)
+        found = []
+        for i, (n, v) in enumerate(self.attributes):
+            base, num = _base(n)
+            if base == want:
+                found.append((num, i, v))
+        found.sort(key=lambda x: (x[0], x[1]))
+        if raw:
+            return [v for _, _, v in found]
+        return [v.decode("utf-8", "replace") for _, _, v in found]
+
+    def names(self) -> List[str]:
+        """The attribute names in order (repeated names kept)."""
+        return [n for n, _ in self.attributes]
+
+    def to_dict(self) -> dict:
+        """``{"template", "url", "action", "attributes": {name: text}}``; a repeated name
+        keeps its first value (use :meth:`values` or ``attributes`` for all)."""
+        attrs: dict = {}
+        for n, v in self.attributes:
+            attrs.setdefault(n, v.decode("utf-8", "replace"))
+        return {"template": self.template, "url": self.url, "action": self.action, "attributes": attrs}
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return (self.template, self.url, self.action, self.attributes) == (
+            other.template,
+            other.url,
+            other.action,
+            other.attributes,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        act = f", action={self.action!r}" if self.action else ""
+        return f"<soif.Record @{self.template} {self.url!r}{act}, {len(self.attributes)} attributes>"
+
+
+class _Dest:
+    """A path opened for writing, or a binary file object used as it is (not closed)."""
+
+    def __init__(self, dest: Any) -> None:
+        if isinstance(dest, (str, os.PathLike)):
+            self._file: Any = open(dest, "wb")
+            self._close = True
+        elif hasattr(dest, "write"):
+            if isinstance(dest, io.TextIOBase):
+                raise TypeError("a text file was given: open it in binary mode ('wb')")
+            self._file = dest
+            self._close = False
+        else:
+            raise TypeError(f"dest must be a path or a binary file object, not {type(dest).__name__}")
+        self.write = self._file.write
+
+    def __enter__(self) -> "_Dest":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._close:
+            self._file.close()
+
+
+def _arrow_stream(data: Any) -> Any:
+    """``data`` as an object with ``__arrow_c_stream__``, or None when it is not Arrow."""
+    if hasattr(data, "__arrow_c_stream__"):
+        return data
+    mod = type(data).__module__ or ""
+    if mod.startswith("polars") and hasattr(data, "to_arrow"):
+        return data.to_arrow()  # an older Polars without the PyCapsule interface
+    if hasattr(data, "__arrow_c_array__"):
+        import pyarrow as pa
+
+        return pa.Table.from_batches([pa.record_batch(data)])
+    return None
+
+
+def write(data: Any, dest: Union[str, "os.PathLike[str]", IO[bytes]]) -> int:
+    """Writes ``data`` to ``dest`` as canonical SOIF (``@T { url``, ``Name{n}:<TAB>value``
+    per attribute, ``}``; Harvest envelopes around records with an ``action``), with the
+    encoder of the ``soif`` tool. Returns the number of records written.
+
+    :param data: a :class:`Record`, an iterable of them (a list, :func:`records`), or Arrow
+        data in soif's layout: anything with ``__arrow_c_stream__`` (a :class:`Reader`, a
+        ``pyarrow.Table`` or ``RecordBatchReader``, a DuckDB relation) or a Polars
+        DataFrame. Arrow columns are found by name, so the string and list types Polars and
+        DuckDB use are fine; a schema whose metadata names another layout raises
+        :class:`LayoutError`.
+    :param dest: a path (created or truncated) or a binary file object (left open).
+
+    >>> import io, soif
+    >>> out = io.BytesIO()
+    >>> soif.write(soif.Record("FILE", "http://a/", [("Title", b"Hi")]), out)
+    1
+    >>> out.getvalue()
+    b'@FILE { http://a/\\nTitle{2}:\\tHi\\n}\\n'
+    """
+    enc = _soif._Encoder()
+    if isinstance(data, Record):
+        data = [data]
+    stream = _arrow_stream(data)
+    with _Dest(dest) as out:
+        if stream is not None:
+            enc.push_arrow(stream, out.write)
+        else:
+            if isinstance(data, (str, bytes, dict)) or not hasattr(data, "__iter__"):
+                raise TypeError(
+                    "soif.write takes soif.Records or Arrow data in soif's layout, "
+                    f"not {type(data).__name__}"
+                )
+            for r in data:
+                if not isinstance(r, Record):
+                    raise TypeError(f"soif.write: expected soif.Record, got {type(r).__name__}")
+                enc.push(
+                    _raw(r.template),
+                    _raw(r.url),
+                    r.action,
+                    [(_raw(n), v if isinstance(v, bytes) else _raw(v)) for n, v in r.attributes],
+                )
+                if enc.pending() >= 1 << 20:
+                    out.write(enc.take())
+        out.write(enc.finish())
+    return enc.records

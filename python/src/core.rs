@@ -1,0 +1,357 @@
+//! The reading loop behind `soif.read` and `soif.records`: inputs → SOIF decoder →
+//! error policy → records, pulled one batch at a time by the caller.
+//!
+//! It is the engine's decode stage (`soif_pipeline::engine`) without the threads: the
+//! caller asks for the next batch, and the loop reads, decodes and applies the policy on
+//! the caller's thread until the batch is full. Memory is one batch plus what the decoder
+//! holds (one record and its read buffer), whatever the input's size. The loop is plain
+//! Rust (no Python objects), so the module runs it with the GIL released.
+
+use bytes::BytesMut;
+use futures::StreamExt;
+use soif_codecs::soif::{DecodeBytes, DecoderOptions, SoifDecoder};
+use soif_codecs::Record;
+use soif_pipeline::source::{InputData, Rejection, Source};
+use soif_pipeline::Error;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncReadExt;
+use tokio_util::codec::Decoder;
+
+/// Read buffer of a stream: grown in steps of this size…
+const READ_CAPACITY: usize = 1 << 20;
+/// …whenever less than this is free for the next read.
+const READ_SPARE: usize = 256 * 1024;
+/// Rejections kept for `Reader.errors` (the counts go on past it).
+pub const MAX_ERRORS: usize = 1000;
+
+/// What to do with a record that cannot be read (SPEC §6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Policy {
+    Fail,
+    Skip,
+    Quarantine(PathBuf),
+}
+
+/// Why reading stopped, for the Python side's exceptions.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// A record was rejected under `on_error="fail"`.
+    Decode(Rejection),
+    /// An input could not be opened or read, or the quarantine could not be written.
+    Io { message: String },
+    /// A bad argument (a glob that matches nothing…).
+    Config(String),
+}
+
+impl Failure {
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Decode(r) => r.message.clone(),
+            Failure::Io { message } | Failure::Config(message) => message.clone(),
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        match e {
+            Error::Config(m) => Failure::Config(m),
+            other => Failure::Io {
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// The counts of a read, shared with the Python object so they stay readable once the
+/// reader itself has been handed to pyarrow, Polars or DuckDB.
+#[derive(Debug, Default)]
+pub struct Counts {
+    pub records_in: AtomicU64,
+    pub records_out: AtomicU64,
+    pub rejected: AtomicU64,
+    pub repaired: AtomicU64,
+    pub quarantined: AtomicU64,
+    pub not_quarantined: AtomicU64,
+    pub bytes: AtomicU64,
+    /// The first [`MAX_ERRORS`] rejections under `skip` and `quarantine`.
+    pub errors: Mutex<Vec<Rejection>>,
+}
+
+fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The input being read.
+enum Feed {
+    Stream {
+        name: Arc<str>,
+        reader: soif_sources::decompress::Reader,
+        decoder: SoifDecoder,
+        buf: BytesMut,
+        read: u64,
+        records: u64,
+        eof: bool,
+    },
+    Held {
+        items: DecodeBytes,
+        consumed: Box<dyn FnMut(u64) + Send>,
+    },
+    Records {
+        stream: futures::stream::BoxStream<'static, soif_pipeline::source::RecordItem>,
+        records: u64,
+    },
+}
+
+/// See the module documentation.
+pub struct Core {
+    rt: tokio::runtime::Runtime,
+    source: Box<dyn Source>,
+    feed: Option<Feed>,
+    decoder: DecoderOptions,
+    policy: Policy,
+    quarantine: Option<std::io::BufWriter<std::fs::File>>,
+    counts: Arc<Counts>,
+    /// A failure met while a batch was being filled: the batch is handed out first.
+    pending: Option<Failure>,
+    done: bool,
+    /// A failure was handed out: the read is over.
+    failed: bool,
+}
+
+impl Core {
+    pub fn new(
+        source: Box<dyn Source>,
+        decoder: DecoderOptions,
+        policy: Policy,
+        counts: Arc<Counts>,
+    ) -> Result<Core, Failure> {
+        // One thread: the caller's. `enable_all` for the HTTP client's timers and sockets.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Io {
+                message: format!("starting the I/O runtime: {e}"),
+            })?;
+        let quarantine = match &policy {
+            Policy::Quarantine(path) => Some(std::io::BufWriter::new(
+                std::fs::File::create(path).map_err(|e| Failure::Io {
+                    message: format!("quarantine {}: {e}", path.display()),
+                })?,
+            )),
+            _ => None,
+        };
+        Ok(Core {
+            rt,
+            source,
+            feed: None,
+            decoder,
+            policy,
+            quarantine,
+            counts,
+            pending: None,
+            done: false,
+            failed: false,
+        })
+    }
+
+    /// The next record or rejection of the inputs, `None` at the end.
+    fn next_item(&mut self) -> Result<Option<Result<Record, Rejection>>, Failure> {
+        loop {
+            let Some(feed) = self.feed.as_mut() else {
+                if self.done {
+                    return Ok(None);
+                }
+                let input = self.rt.block_on(self.source.next_input());
+                self.counts
+                    .bytes
+                    .store(self.source.bytes_read(), Ordering::Relaxed);
+                match input? {
+                    None => {
+                        self.done = true;
+                        return Ok(None);
+                    }
+                    Some(input) => {
+                        let opts = self.decoder.clone().named(input.name.clone());
+                        self.feed = Some(match input.data {
+                            InputData::Soif(reader) => Feed::Stream {
+                                name: input.name,
+                                reader,
+                                decoder: SoifDecoder::new(opts),
+                                buf: BytesMut::with_capacity(READ_CAPACITY),
+                                read: 0,
+                                records: 0,
+                                eof: false,
+                            },
+                            InputData::Held { data, consumed } => Feed::Held {
+                                items: SoifDecoder::new(opts).decode_bytes(data),
+                                consumed,
+                            },
+                            InputData::Records(stream) => Feed::Records { stream, records: 0 },
+                        });
+                        continue;
+                    }
+                }
+            };
+            let item = match feed {
+                Feed::Stream {
+                    name,
+                    reader,
+                    decoder,
+                    buf,
+                    read,
+                    records,
+                    eof,
+                } => loop {
+                    let stopped = |e: std::io::Error, read: u64, records: u64| {
+                        Failure::Io {
+                        message: format!(
+                            "{name}: reading stopped after {read} bytes of SOIF and {records} record{}: {e}",
+                            if records == 1 { "" } else { "s" }
+                        ),
+                    }
+                    };
+                    let item = if *eof {
+                        decoder.decode_eof(buf)
+                    } else {
+                        decoder.decode(buf)
+                    }
+                    .map_err(|e| stopped(e, *read, *records))?;
+                    if let Some(item) = item {
+                        *records += 1;
+                        break Some(item.map_err(Rejection::from));
+                    }
+                    if *eof {
+                        break None;
+                    }
+                    if buf.capacity() - buf.len() < READ_SPARE {
+                        buf.reserve(READ_CAPACITY);
+                    }
+                    let n = self
+                        .rt
+                        .block_on(reader.read_buf(buf))
+                        .map_err(|e| stopped(e, *read, *records))?;
+                    *read += n as u64;
+                    if n == 0 {
+                        *eof = true;
+                    }
+                },
+                Feed::Held { items, consumed } => {
+                    let item = items.next();
+                    consumed(items.offset());
+                    item.map(|i| i.map_err(Rejection::from))
+                }
+                Feed::Records { stream, records } => match self.rt.block_on(stream.next()) {
+                    None => None,
+                    Some(Ok(item)) => {
+                        *records += 1;
+                        Some(item)
+                    }
+                    Some(Err(e)) => {
+                        let n = *records;
+                        return Err(Failure::Io {
+                            message: format!(
+                                "{}: reading stopped after {n} record{}",
+                                soif_pipeline::error::error_chain(&e),
+                                if n == 1 { "" } else { "s" }
+                            ),
+                        });
+                    }
+                },
+            };
+            if item.is_none() {
+                self.feed = None;
+                self.counts
+                    .bytes
+                    .store(self.source.bytes_read(), Ordering::Relaxed);
+                continue;
+            }
+            return Ok(item);
+        }
+    }
+
+    /// The next good record, with the error policy applied to bad ones.
+    fn next_record(&mut self) -> Result<Option<Record>, Failure> {
+        loop {
+            let Some(item) = self.next_item()? else {
+                if let Some(q) = self.quarantine.as_mut() {
+                    q.flush().map_err(|e| Failure::Io {
+                        message: format!("writing the quarantine: {e}"),
+                    })?;
+                }
+                return Ok(None);
+            };
+            bump(&self.counts.records_in);
+            match item {
+                Ok(record) => {
+                    if !record.repairs.is_empty() {
+                        bump(&self.counts.repaired);
+                    }
+                    return Ok(Some(record));
+                }
+                Err(rejection) => {
+                    bump(&self.counts.rejected);
+                    match &self.policy {
+                        Policy::Fail => return Err(Failure::Decode(rejection)),
+                        Policy::Skip => {}
+                        Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
+                            (Some(raw), Some(q)) => {
+                                q.write_all(raw).map_err(|e| Failure::Io {
+                                    message: format!("writing the quarantine: {e}"),
+                                })?;
+                                bump(&self.counts.quarantined);
+                            }
+                            _ => bump(&self.counts.not_quarantined),
+                        },
+                    }
+                    if let Ok(mut errors) = self.counts.errors.lock() {
+                        if errors.len() < MAX_ERRORS {
+                            errors.push(rejection);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Up to `max` records (fewer at the end, or when they hold `max_bytes` of names and
+    /// values), calling `take` for each; the number taken. A failure after some records
+    /// is kept for the next call, so what came before it is handed out first.
+    pub fn fill(
+        &mut self,
+        max: usize,
+        max_bytes: usize,
+        mut take: impl FnMut(Record) -> usize,
+    ) -> Result<usize, Failure> {
+        if let Some(f) = self.pending.take() {
+            self.failed = true;
+            return Err(f);
+        }
+        if self.failed {
+            return Ok(0);
+        }
+        let (mut n, mut bytes) = (0usize, 0usize);
+        while n < max.max(1) && bytes < max_bytes {
+            match self.next_record() {
+                Ok(Some(record)) => {
+                    bump(&self.counts.records_out);
+                    bytes += take(record);
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(f) if n == 0 => {
+                    self.failed = true;
+                    return Err(f);
+                }
+                Err(f) => {
+                    self.pending = Some(f);
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,576 @@
+//! `soif._soif`, the native module of the `soif` Python package.
+//!
+//! The public API, its documentation and the `Record` class live in `soif/__init__.py`;
+//! this module holds what must be fast or must run without the GIL:
+//! - [`Reader`]: inputs → SOIF decoder → error policy → record batches in the Arrow
+//!   layout of `soif-arrow`, pulled one batch at a time ([`core`]), handed out as Arrow
+//!   PyCapsules ([`capsules`]) or as plain tuples for `soif.records`;
+//! - [`Encoder`]: canonical SOIF (the project's encoder) from record tuples or from any
+//!   Arrow stream in the layout ([`normalize`] takes the types Polars and DuckDB give).
+
+mod batches;
+mod capsules;
+mod core;
+mod input;
+mod normalize;
+
+use crate::batches::Batches;
+use crate::core::{Core, Counts, Failure, Policy};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
+use soif_arrow::{BatchView, LayoutError as ArrowLayoutError};
+use soif_codecs::soif::{DecoderOptions, SoifEncoder};
+use soif_codecs::{Action, Attribute, Record, Value};
+use soif_pipeline::source::{Rejection, Source};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+create_exception!(
+    _soif,
+    SoifError,
+    PyException,
+    "Base class of soif's errors. Attributes: input, offset, record, url (None when unknown)."
+);
+create_exception!(
+    _soif,
+    DecodeError,
+    SoifError,
+    "A record could not be read (on_error=\"fail\"), or a rejection kept in Reader.errors."
+);
+create_exception!(
+    _soif,
+    LayoutError,
+    SoifError,
+    "Arrow data is not in soif's records layout (another layout or version, a missing column)."
+);
+
+/// Rows a batch holds at most by default (a batch also ends at `batches::BATCH_BYTES`).
+const DEFAULT_BATCH: usize = 4096;
+/// Canonical SOIF is handed to the destination in pieces of about this size.
+const WRITE_CHUNK: usize = 1 << 20;
+
+fn with_position(
+    py: Python<'_>,
+    err: PyErr,
+    input: Option<&str>,
+    offset: Option<u64>,
+    record: Option<u64>,
+    url: Option<&str>,
+) -> PyErr {
+    let value = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail in practice; if it
+    // did, the message still says everything.
+    let _ = value.setattr("input", input);
+    let _ = value.setattr("offset", offset);
+    let _ = value.setattr("record", record);
+    let _ = value.setattr("url", url);
+    err
+}
+
+fn rejection_error(py: Python<'_>, r: &Rejection) -> PyErr {
+    let p = &r.position;
+    with_position(
+        py,
+        DecodeError::new_err(r.message.clone()),
+        p.input.as_deref(),
+        Some(p.offset),
+        Some(p.record),
+        p.url.as_deref(),
+    )
+}
+
+fn failure_error(py: Python<'_>, f: Failure) -> PyErr {
+    match f {
+        Failure::Decode(r) => rejection_error(py, &r),
+        Failure::Io { message } => {
+            with_position(py, SoifError::new_err(message), None, None, None, None)
+        }
+        Failure::Config(message) => PyValueError::new_err(message),
+    }
+}
+
+fn layout_error(py: Python<'_>, e: &ArrowLayoutError, first_record: u64) -> PyErr {
+    let record = match e {
+        ArrowLayoutError::Row { row, .. } => Some(first_record + *row as u64 + 1),
+        _ => None,
+    };
+    with_position(
+        py,
+        LayoutError::new_err(e.to_string()),
+        None,
+        None,
+        record,
+        None,
+    )
+}
+
+/// Runs `f` without the GIL when this thread holds it (a consumer may pull a stream with
+/// or without it: pyarrow releases it, others may not).
+fn without_gil<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    extern "C" {
+        // In every CPython since 3.4 (the abi3 bindings leave it out).
+        fn PyGILState_Check() -> std::os::raw::c_int;
+    }
+    // SAFETY: plain queries of the interpreter's state, valid from any thread.
+    let held = unsafe { pyo3::ffi::Py_IsInitialized() != 0 && PyGILState_Check() == 1 };
+    if held {
+        Python::attach(|py| py.detach(f))
+    } else {
+        f()
+    }
+}
+
+/// A reader's batches as an Arrow stream (what `__arrow_c_stream__` exports).
+struct BatchStream(Batches);
+
+impl Iterator for BatchStream {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let batches = &mut self.0;
+        without_gil(move || match batches.next_batch() {
+            Ok(None) => None,
+            Ok(Some(b)) => Some(Ok(b)),
+            Err(f) => Some(Err(ArrowError::ExternalError(Box::new(
+                std::io::Error::other(f.message()),
+            )))),
+        })
+    }
+}
+
+impl RecordBatchReader for BatchStream {
+    fn schema(&self) -> SchemaRef {
+        soif_arrow::schema()
+    }
+}
+
+/// The native reader behind `soif.read` and `soif.records` (see `soif.Reader`).
+#[pyclass(module = "soif._soif", name = "_Reader")]
+struct Reader {
+    core: Mutex<Option<Batches>>,
+    counts: Arc<Counts>,
+}
+
+fn parse_policy(on_error: &str, quarantine: Option<PathBuf>) -> PyResult<Policy> {
+    match (on_error, quarantine) {
+        ("fail", None) => Ok(Policy::Fail),
+        ("skip", None) => Ok(Policy::Skip),
+        ("quarantine", Some(p)) => Ok(Policy::Quarantine(p)),
+        ("quarantine", None) => Err(PyValueError::new_err(
+            "on_error=\"quarantine\" needs quarantine=PATH",
+        )),
+        ("fail" | "skip", Some(_)) => Err(PyValueError::new_err(
+            "quarantine=PATH goes with on_error=\"quarantine\"",
+        )),
+        (other, _) => Err(PyValueError::new_err(format!(
+            "on_error must be \"fail\", \"skip\" or \"quarantine\", not {other:?}"
+        ))),
+    }
+}
+
+impl Reader {
+    fn lock(&self) -> MutexGuard<'_, Option<Batches>> {
+        // A panic while the lock was held leaves the reader unusable, not the process.
+        self.core.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl Reader {
+    /// `kind` is "paths" (a list of paths, globs, directories, URLs), "bytes" or "file".
+    #[new]
+    #[pyo3(signature = (kind, source, name, *, lenient, max_record_size, on_error, quarantine, batch_size))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        kind: &str,
+        source: &Bound<'_, PyAny>,
+        name: String,
+        lenient: bool,
+        max_record_size: usize,
+        on_error: &str,
+        quarantine: Option<PathBuf>,
+        batch_size: Option<usize>,
+    ) -> PyResult<Reader> {
+        let py = source.py();
+        let policy = parse_policy(on_error, quarantine)?;
+        if max_record_size == 0 {
+            return Err(PyValueError::new_err("max_record_size must be positive"));
+        }
+        let batch_size = match batch_size {
+            Some(0) => return Err(PyValueError::new_err("batch_size must be positive")),
+            Some(n) => n,
+            None => DEFAULT_BATCH,
+        };
+        let mut decoder = DecoderOptions::with_max_record_size(max_record_size);
+        if lenient {
+            decoder = decoder.lenient();
+        }
+        let src: Box<dyn Source> = match kind {
+            "paths" => {
+                let paths: Vec<String> = source.extract()?;
+                let specs = py
+                    .detach(|| soif_sources::expand(&paths))
+                    .map_err(|e| failure_error(py, e.into()))?;
+                let opts = soif_sources::SourceOptions {
+                    max_record_size,
+                    ..soif_sources::SourceOptions::default()
+                };
+                Box::new(soif_sources::InputSource::new(specs, opts))
+            }
+            "bytes" => {
+                let data: PyBackedBytes = source.extract()?;
+                Box::new(input::BytesInput::new(&name, data))
+            }
+            "file" => Box::new(input::FileInput::new(&name, source.clone().unbind())),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown source kind {other:?}"
+                )))
+            }
+        };
+        let counts = Arc::new(Counts::default());
+        let core =
+            Core::new(src, decoder, policy, counts.clone()).map_err(|f| failure_error(py, f))?;
+        Ok(Reader {
+            core: Mutex::new(Some(Batches::new(core, batch_size))),
+            counts,
+        })
+    }
+
+    /// The layout's schema as an `arrow_schema` PyCapsule (reading nothing).
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        capsules::schema_capsule(py, &soif_arrow::schema())
+    }
+
+    /// The batches as an `arrow_array_stream` PyCapsule. A reader is read once: the
+    /// stream takes what is left of it.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        // The layout is the only schema on offer; a consumer that asked for another
+        // casts it itself, as the interface allows.
+        let _ = requested_schema;
+        let core = self.lock().take().ok_or_else(|| {
+            SoifError::new_err(
+                "this soif reader was already read (a reader streams once): call soif.read() again",
+            )
+        })?;
+        capsules::stream_capsule(py, Box::new(BatchStream(core)))
+    }
+
+    /// The next batch as an object with `__arrow_c_array__`, or None at the end.
+    fn _next_batch(&self, py: Python<'_>) -> PyResult<Option<Batch>> {
+        let mut guard = self.lock();
+        let Some(core) = guard.as_mut() else {
+            return Err(SoifError::new_err(
+                "this soif reader was already read (a reader streams once): call soif.read() again",
+            ));
+        };
+        let result = py.detach(move || core.next_batch());
+        match result {
+            Ok(batch) => Ok(batch.map(|b| Batch { batch: Some(b) })),
+            Err(f) => Err(failure_error(py, f)),
+        }
+    }
+
+    /// Up to `n` records as `(template, url, action, [(name, value), …])` tuples of bytes
+    /// (action a str or None); an empty list at the end.
+    fn _next_records<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.lock();
+        let Some(core) = guard.as_mut() else {
+            return Err(SoifError::new_err(
+                "this soif reader was already read (a reader streams once): call soif.records() again",
+            ));
+        };
+        let core = &mut core.core;
+        let result = py.detach(move || {
+            let mut out = Vec::new();
+            core.fill(n, batches::BATCH_BYTES, |r| {
+                let size = r
+                    .attributes
+                    .iter()
+                    .map(|a| a.name.len() + 16)
+                    .sum::<usize>();
+                out.push(r);
+                size
+            })
+            .map(|_| out)
+        });
+        let records = result.map_err(|f| failure_error(py, f))?;
+        let list = PyList::empty(py);
+        for r in &records {
+            list.append(record_tuple(py, r)?)?;
+        }
+        Ok(list)
+    }
+
+    /// Ends the read (closes the inputs); the counts stay.
+    fn close(&self) {
+        self.lock().take();
+    }
+
+    #[getter]
+    fn records_in(&self) -> u64 {
+        self.counts.records_in.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn records_out(&self) -> u64 {
+        self.counts.records_out.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn rejected(&self) -> u64 {
+        self.counts.rejected.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn repaired(&self) -> u64 {
+        self.counts.repaired.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn quarantined(&self) -> u64 {
+        self.counts.quarantined.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn not_quarantined(&self) -> u64 {
+        self.counts.not_quarantined.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn bytes_read(&self) -> u64 {
+        self.counts.bytes.load(Ordering::Relaxed)
+    }
+    /// The rejections so far (the first 1000) as `DecodeError`s.
+    #[getter]
+    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let errors = self
+            .counts
+            .errors
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default();
+        let list = PyList::empty(py);
+        for r in &errors {
+            list.append(rejection_error(py, r).into_value(py))?;
+        }
+        Ok(list)
+    }
+}
+
+fn record_tuple<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'py, PyTuple>> {
+    let flat = r.flattened();
+    let attrs = PyList::empty(py);
+    for a in &flat.attributes {
+        let value: &[u8] = a.value.as_bytes().map(|b| b.as_ref()).unwrap_or_default();
+        attrs.append((PyBytes::new(py, &a.name), PyBytes::new(py, value)))?;
+    }
+    let action = r.action.map(|a| PyString::new(py, a.as_str()));
+    PyTuple::new(
+        py,
+        [
+            PyBytes::new(py, &r.template).into_any(),
+            PyBytes::new(py, &r.url).into_any(),
+            action.map_or_else(|| py.None().into_bound(py), |a| a.into_any()),
+            attrs.into_any(),
+        ],
+    )
+}
+
+/// One record batch, handed to pyarrow through `__arrow_c_array__`.
+#[pyclass(module = "soif._soif", name = "_Batch")]
+struct Batch {
+    batch: Option<RecordBatch>,
+}
+
+#[pymethods]
+impl Batch {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema;
+        let batch = self
+            .batch
+            .take()
+            .ok_or_else(|| SoifError::new_err("this batch was already exported"))?;
+        capsules::batch_capsules(py, batch)
+    }
+}
+
+/// Canonical SOIF from records or from Arrow data in the layout (see `soif.write`).
+#[pyclass(module = "soif._soif", name = "_Encoder")]
+struct Encoder {
+    encoder: SoifEncoder,
+    buf: Vec<u8>,
+    records: u64,
+}
+
+fn take_buf<'py>(py: Python<'py>, buf: &mut Vec<u8>) -> Bound<'py, PyBytes> {
+    let out = PyBytes::new(py, buf);
+    buf.clear();
+    out
+}
+
+#[pymethods]
+impl Encoder {
+    #[new]
+    fn new() -> Encoder {
+        Encoder {
+            encoder: SoifEncoder::new(),
+            buf: Vec::new(),
+            records: 0,
+        }
+    }
+
+    /// Appends one record: template and url bytes, action (`delete`, `refresh`, `update`
+    /// or None), attributes as `(name, value)` bytes pairs.
+    fn push(
+        &mut self,
+        template: PyBackedBytes,
+        url: PyBackedBytes,
+        action: Option<&str>,
+        attributes: Vec<(PyBackedBytes, PyBackedBytes)>,
+    ) -> PyResult<()> {
+        let action = match action {
+            None => None,
+            Some(a) => Some(Action::parse(a).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown action {a:?} (delete, refresh, update or None)"
+                ))
+            })?),
+        };
+        let record = Record {
+            template: bytes::Bytes::copy_from_slice(&template),
+            url: bytes::Bytes::copy_from_slice(&url),
+            attributes: attributes
+                .iter()
+                .map(|(n, v)| Attribute {
+                    name: bytes::Bytes::copy_from_slice(n),
+                    value: Value::Bytes(bytes::Bytes::copy_from_slice(v)),
+                })
+                .collect(),
+            action,
+            ..Record::default()
+        };
+        self.encoder.encode(&record, &mut self.buf);
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Bytes encoded so far (pending, not yet taken).
+    fn pending(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Takes the SOIF encoded so far.
+    fn take<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        take_buf(py, &mut self.buf)
+    }
+
+    /// Closes an open envelope and takes what is left.
+    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        self.encoder.finish(&mut self.buf);
+        take_buf(py, &mut self.buf)
+    }
+
+    /// Records encoded so far.
+    #[getter]
+    fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Encodes every batch of `data`'s Arrow stream (`__arrow_c_stream__`), calling
+    /// `write(bytes)` with about a megabyte at a time.
+    fn push_arrow(&mut self, data: &Bound<'_, PyAny>, write: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = data.py();
+        if !data.hasattr("__arrow_c_stream__")? {
+            return Err(PyTypeError::new_err(
+                "soif.write takes soif.Records or Arrow data (an object with __arrow_c_stream__)",
+            ));
+        }
+        let mut reader = capsules::import_stream(data)?;
+        enum Step {
+            End,
+            Batch,
+            Arrow(ArrowError),
+            Layout(ArrowLayoutError, u64),
+        }
+        loop {
+            let Encoder {
+                encoder,
+                buf,
+                records,
+            } = self;
+            let reader = &mut reader;
+            let step = py.detach(move || {
+                let batch = match reader.next() {
+                    None => return Step::End,
+                    Some(Err(e)) => return Step::Arrow(e),
+                    Some(Ok(b)) => b,
+                };
+                let first = *records;
+                let batch = match normalize::to_layout(&batch) {
+                    Ok(b) => b,
+                    Err(e) => return Step::Layout(e, first),
+                };
+                let view = match BatchView::new(&batch) {
+                    Ok(v) => v,
+                    Err(e) => return Step::Layout(e, first),
+                };
+                for i in 0..batch.num_rows() {
+                    match view.record(i) {
+                        Ok(r) => encoder.encode(&r, buf),
+                        Err(e) => return Step::Layout(e, first),
+                    }
+                    *records += 1;
+                }
+                Step::Batch
+            });
+            match step {
+                Step::End => return Ok(()),
+                Step::Batch => {}
+                Step::Arrow(e) => {
+                    return Err(SoifError::new_err(format!("reading the Arrow stream: {e}")))
+                }
+                Step::Layout(e, first) => return Err(layout_error(py, &e, first)),
+            }
+            if self.buf.len() >= WRITE_CHUNK {
+                write.call1((take_buf(py, &mut self.buf),))?;
+            }
+        }
+    }
+}
+
+/// The layout's schema as an `arrow_schema` capsule (for `pyarrow.schema(...)`).
+#[pyfunction]
+fn layout_schema(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+    capsules::schema_capsule(py, &soif_arrow::schema())
+}
+
+#[pymodule]
+fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("SoifError", py.get_type::<SoifError>())?;
+    m.add("DecodeError", py.get_type::<DecodeError>())?;
+    m.add("LayoutError", py.get_type::<LayoutError>())?;
+    m.add("LAYOUT", soif_arrow::LAYOUT)?;
+    m.add("LAYOUT_VERSION", soif_arrow::VERSION)?;
+    m.add(
+        "DEFAULT_MAX_RECORD_SIZE",
+        soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE,
+    )?;
+    m.add("DEFAULT_BATCH_SIZE", DEFAULT_BATCH)?;
+    m.add_class::<Reader>()?;
+    m.add_class::<Batch>()?;
+    m.add_class::<Encoder>()?;
+    m.add_function(wrap_pyfunction!(layout_schema, m)?)?;
+    Ok(())
+}
