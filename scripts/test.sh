@@ -14,7 +14,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 only="${SOIF_TEST_ONLY:-all}"
 
 # Folders of pytest suites (added by the issues that bring them).
-PYTHON_SUITES=()
+PYTHON_SUITES=(tests/python)
 
 rust_tests() {
     cargo test --workspace --locked
@@ -36,7 +36,7 @@ python_tests() {
     fi
     python_env
     # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
-    SOIF_BIN="$PWD/target/debug/soif" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
+    SOIF_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/soif" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
 }
 
 case "$only" in

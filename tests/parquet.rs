@@ -306,7 +306,7 @@ fn wide_layout_columns_lists_and_types() {
             "Author:List(Utf8)",
             "Abstract:Utf8",
             "Content-Length:Int64",
-            "Last-Modified:Timestamp(s, \"UTC\")",
+            "Last-Modified:Timestamp(ms, \"UTC\")",
         ]
         .map(String::from)
         .to_vec(),

@@ -6,7 +6,7 @@
 //! also tells which attributes hold several values (a list after `-t collapse`, or a name
 //! repeated within a record): those columns are lists (`List<Utf8>`). A schema's
 //! `Data-Type-N` gives typed columns: `int`/`serial` → `Int64`, `float` → `Float64`,
-//! `date`/`datetime` → `Timestamp(s, UTC)` (read from Unix seconds, as Harvest writes
+//! `date`/`datetime` → `Timestamp(ms, UTC)` (Parquet has no timestamps in seconds) (read from Unix seconds, as Harvest writes
 //! `Last-Modification-Time`, or an HTTP or ISO 8601 date); anything else is `Utf8`.
 //!
 //! A value that does not convert to its column's type is a record error (`--on-error`
@@ -26,7 +26,7 @@ use crate::value_text::{text_counted, to_json};
 use crate::Charset;
 use arrow_array::builder::{
     make_builder, ArrayBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
-    TimestampSecondBuilder,
+    TimestampMillisecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -65,7 +65,7 @@ impl ColumnType {
             ColumnType::Text => DataType::Utf8,
             ColumnType::Int => DataType::Int64,
             ColumnType::Float => DataType::Float64,
-            ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Second, Some("UTC".into())),
+            ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
         }
     }
 
@@ -394,9 +394,9 @@ fn append(b: &mut dyn ArrayBuilder, cell: Option<&Cell>) {
             Some(Cell::Float(v)) => f.append_value(*v),
             _ => f.append_null(),
         }
-    } else if let Some(t) = any.downcast_mut::<TimestampSecondBuilder>() {
+    } else if let Some(t) = any.downcast_mut::<TimestampMillisecondBuilder>() {
         match cell {
-            Some(Cell::Ts(v)) => t.append_value(*v),
+            Some(Cell::Ts(v)) => t.append_value(v.saturating_mul(1000)),
             _ => t.append_null(),
         }
     }
@@ -413,7 +413,7 @@ fn parse_time(t: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{Array, Int64Array, ListArray, StringArray, TimestampSecondArray};
+    use arrow_array::{Array, Int64Array, ListArray, StringArray, TimestampMillisecondArray};
 
     #[test]
     fn typed_lists_and_errors() {
@@ -485,8 +485,11 @@ mod tests {
         let ts = batch
             .column(6)
             .as_any()
-            .downcast_ref::<TimestampSecondArray>()
+            .downcast_ref::<TimestampMillisecondArray>()
             .unwrap();
-        assert_eq!((ts.value(0), ts.value(1)), (774988159, 784111777));
+        assert_eq!(
+            (ts.value(0), ts.value(1)),
+            (774_988_159_000, 784_111_777_000)
+        );
     }
 }
