@@ -29,12 +29,13 @@ mkdir -p "$WORK"
 measure() {
     local total=0 peak=0 i out s m
     for i in $(seq "$RUNS"); do
-        out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+        /usr/bin/time -o "$WORK/time.txt" -f '%e %M' "$@" >/dev/null 2>&1
+        out=$(tail -1 "$WORK/time.txt")
         s=${out% *}; m=${out#* }
         total=$(echo "$total + $s" | bc -l)
         [ "$m" -gt "$peak" ] && peak=$m
     done
-    printf '%.3f %.1f' "$(echo "$total / $RUNS" | bc -l)" "$(echo "$peak / 1024" | bc -l)"
+    printf '%.3f %.1f\n' "$(echo "$total / $RUNS" | bc -l)" "$(echo "$peak / 1024" | bc -l)"
 }
 
 mb() { echo "scale=1; $(stat -c %s "$1") / 1000000" | bc; }
