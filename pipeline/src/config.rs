@@ -8,7 +8,7 @@
 //!
 //! [source]
 //! inputs = ["/var/harvest/dumps/*.soif.gz"]   # files, directories, globs, -, URLs
-//! format = "auto"                             # auto | soif | jsonl
+//! format = "auto"                             # auto | soif | jsonl | parquet | arrow
 //! lenient = true
 //! max_record_size = "64MiB"                   # or a number of bytes
 //! mmap = true                                 # false: read files as streams (--no-mmap)
@@ -29,7 +29,8 @@
 //!
 //! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
 //! `list_separator`, `charset`, `bom`, `dcterms`, `batch_size`, `schema`, `token` (for
-//! `rdm`; the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts`. A
+//! `rdm`; the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts`,
+//! `compression` and `parquet_layout` (for `parquet`: `--compression`, `--parquet-layout`). A
 //! top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
 //! `memory_budget` (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget`
 //! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
@@ -112,6 +113,10 @@ pub struct SinkConfig {
     /// `rdm`: gzip each POST.
     #[serde(default)]
     pub gzip_posts: bool,
+    /// `parquet`: `zstd` (default), `snappy`, `gzip` or `none`.
+    pub compression: Option<String>,
+    /// `parquet`: `records` (default) or `wide`.
+    pub parquet_layout: Option<String>,
 }
 
 /// A size: a number of bytes or a string such as `"64MiB"`.

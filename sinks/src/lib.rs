@@ -8,20 +8,25 @@
 //! | `rdfxml` | [`rdfxml`]  | Simple Dublin Core in RDF/XML |
 //! | `sqlite` | [`sqlite`]  | a table per template |
 //! | `rdm`    | [`rdm`]     | RDM `rd-response` POSTs to a catalog server |
+//! | `parquet`| [`parquet`] | a Parquet file in soif's Arrow layout, or a column per attribute ([`wide`]) |
+//! | `arrow`  | [`arrow`]   | an Arrow IPC stream in soif's Arrow layout |
 //! | `null`   | [`null`]    | nothing (parse and count) |
 //!
 //! [`build`] turns [`SinkOptions`] (filled from the command line or a pipeline file) into
 //! a boxed [`Sink`].
 
+pub mod arrow;
 pub mod csv;
 pub mod jsonl;
 pub mod null;
+pub mod parquet;
 pub mod rdfxml;
 pub mod rdm;
 pub mod schema_columns;
 pub mod soif;
 pub mod sqlite;
 pub mod value_text;
+pub mod wide;
 
 use soif_pipeline::{Error, Sink};
 use std::path::PathBuf;
@@ -35,11 +40,15 @@ pub enum Format {
     Rdfxml,
     Sqlite,
     Rdm,
+    Parquet,
+    Arrow,
     Null,
 }
 
 impl Format {
-    pub const ALL: [&'static str; 7] = ["jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "null"];
+    pub const ALL: [&'static str; 9] = [
+        "jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "parquet", "arrow", "null",
+    ];
 
     pub fn parse(s: &str) -> Option<Format> {
         Some(match s {
@@ -49,6 +58,8 @@ impl Format {
             "rdfxml" | "rdf" => Format::Rdfxml,
             "sqlite" => Format::Sqlite,
             "rdm" => Format::Rdm,
+            "parquet" => Format::Parquet,
+            "arrow" | "arrows" | "ipc" => Format::Arrow,
             "null" => Format::Null,
             _ => return None,
         })
@@ -62,6 +73,8 @@ impl Format {
             Format::Rdfxml => "rdfxml",
             Format::Sqlite => "sqlite",
             Format::Rdm => "rdm",
+            Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
             Format::Null => "null",
         }
     }
@@ -94,8 +107,16 @@ pub struct SinkOptions {
     pub token: Option<String>,
     /// `rdm`: gzip each POST's body (`--gzip-posts`).
     pub gzip_posts: bool,
-    /// The inputs of this run, as given (recorded in SQLite's `soif_runs`).
+    /// The inputs of this run, as given (recorded in SQLite's `soif_runs` and Parquet's
+    /// `soif:inputs`).
     pub inputs: Vec<String>,
+    /// Parquet: `--compression` (zstd by default).
+    pub compression: parquet::Compression,
+    /// Parquet: `--parquet-layout` (records by default, or wide).
+    pub parquet_layout: parquet::Layout,
+    /// Parquet wide layout: the attributes that hold several values somewhere (from the
+    /// first pass), which become list columns.
+    pub multi_valued: Option<std::collections::HashSet<String>>,
 }
 
 impl SinkOptions {
@@ -113,6 +134,9 @@ impl SinkOptions {
             token: None,
             gzip_posts: false,
             inputs: Vec::new(),
+            compression: parquet::Compression::default(),
+            parquet_layout: parquet::Layout::default(),
+            multi_valued: None,
         }
     }
 }
@@ -128,6 +152,44 @@ pub fn build(opts: &SinkOptions) -> Result<Box<dyn Sink>, Error> {
             opts.output.as_deref(),
         )?))),
         Format::Null => Ok(Box::new(null::NullSink)),
+        Format::Arrow => Ok(Box::new(arrow::ArrowSink::open(opts.output.as_deref())?)),
+        Format::Parquet => {
+            let popts = parquet::ParquetOptions {
+                compression: opts.compression,
+                layout: opts.parquet_layout,
+                inputs: opts.inputs.clone(),
+            };
+            match opts.parquet_layout {
+                parquet::Layout::Records => Ok(Box::new(parquet::ParquetSink::records(
+                    opts.output.as_deref(),
+                    &popts,
+                )?)),
+                parquet::Layout::Wide => {
+                    let schema = match &opts.schema {
+                        Some(p) => Some(schema_columns::SchemaColumns::load(p)?),
+                        None => None,
+                    };
+                    let names = match (&opts.columns, &schema) {
+                        (Some(c), _) => c.clone(),
+                        (None, Some(s)) => csv::columns_from_schema(s),
+                        (None, None) => {
+                            return Err(Error::Config(
+                                "parquet wide layout: no columns (--columns, --schema, or a first pass over the inputs)".into(),
+                            ))
+                        }
+                    };
+                    let multi = opts.multi_valued.clone().unwrap_or_default();
+                    let columns = wide::plan_columns(&names, schema.as_ref(), &multi);
+                    let builder =
+                        wide::WideBuilder::new(columns, opts.charset, &opts.list_separator);
+                    Ok(Box::new(parquet::ParquetSink::wide(
+                        opts.output.as_deref(),
+                        &popts,
+                        builder,
+                    )?))
+                }
+            }
+        }
         Format::Csv => {
             let columns = match (&opts.columns, &opts.schema) {
                 (Some(c), _) => Some(c.clone()),

@@ -15,15 +15,22 @@
 //! # let _ = source; Ok(()) }
 //! ```
 //!
+//! Parquet ([`parquet`]) and Arrow IPC ([`arrow`]) files written by soif's sinks are
+//! inputs too: by `--from parquet|arrow`, by a `.parquet`, `.arrow` or `.arrows` name, or
+//! by their magic bytes (`PAR1`, `ARROW1`, an IPC stream's `FF FF FF FF`) at the start of
+//! a file.
+//!
 //! JSON Lines is recognised by `--from jsonl`, by a `.jsonl` or `.ndjson` name (before any
 //! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
 //! JSON Lines with `{`.
 
+pub mod arrow;
 pub mod catalog;
 pub mod decompress;
 pub mod file;
 pub mod http;
 pub mod jsonl;
+pub mod parquet;
 
 pub use file::expand;
 pub use tempfile::TempPath;
@@ -81,6 +88,10 @@ pub enum InputFormat {
     Auto,
     Soif,
     Jsonl,
+    /// soif's Arrow layout in a Parquet file.
+    Parquet,
+    /// soif's Arrow layout as an Arrow IPC stream or file.
+    Arrow,
 }
 
 impl InputFormat {
@@ -89,6 +100,8 @@ impl InputFormat {
             "auto" => InputFormat::Auto,
             "soif" => InputFormat::Soif,
             "jsonl" | "ndjson" | "json" => InputFormat::Jsonl,
+            "parquet" => InputFormat::Parquet,
+            "arrow" | "arrows" | "ipc" => InputFormat::Arrow,
             _ => return None,
         })
     }
@@ -167,6 +180,9 @@ impl InputSource {
                 return Ok(Input { name, data });
             }
         }
+        if let Some(columnar) = self.columnar(&spec, &name) {
+            return self.open_columnar(spec, name, columnar).await;
+        }
         if let (true, InputSpec::File(path) | InputSpec::Spooled { path, .. }) =
             (self.opts.mmap, &spec)
         {
@@ -225,13 +241,30 @@ impl InputSource {
         let (_compression, reader) = decompress::decompress(counted)
             .await
             .map_err(|e| Error::io(name.to_string(), e))?;
-        let (format, reader) = match self.opts.format {
+        let (format, mut reader) = match self.opts.format {
             InputFormat::Auto if is_jsonl_name(&name) => (InputFormat::Jsonl, reader),
             InputFormat::Auto => sniff(reader)
                 .await
                 .map_err(|e| Error::io(name.to_string(), e))?,
             f => (f, reader),
         };
+        if matches!(format, InputFormat::Parquet | InputFormat::Arrow) {
+            // Parquet or Arrow on stdin or from a URL, found by its magic bytes: read from
+            // a temporary copy, as `--from parquet` would.
+            let (mut file, temp) = temp_file().await?;
+            tokio::io::copy(&mut reader, &mut file)
+                .await
+                .map_err(|e| Error::io(format!("copying {name}"), e))?;
+            tokio::io::AsyncWriteExt::flush(&mut file)
+                .await
+                .map_err(|e| Error::io(format!("copying {name}"), e))?;
+            let path = temp.to_path_buf();
+            let data = match format {
+                InputFormat::Parquet => parquet::open(&path, name.clone(), Some(temp))?,
+                _ => arrow::open(&path, name.clone(), Some(temp))?,
+            };
+            return Ok(Input { name, data });
+        }
         let data = match format {
             InputFormat::Jsonl => {
                 let decoder =
@@ -244,6 +277,79 @@ impl InputSource {
             _ => InputData::Soif(reader),
         };
         Ok(Input { name, data })
+    }
+}
+
+impl InputSource {
+    /// Parquet or Arrow, by `--from`, by name, or (files) by magic bytes.
+    fn columnar(&self, spec: &InputSpec, name: &str) -> Option<InputFormat> {
+        match self.opts.format {
+            f @ (InputFormat::Parquet | InputFormat::Arrow) => return Some(f),
+            InputFormat::Auto => {}
+            _ => return None,
+        }
+        if let Some(f) = columnar_name(name) {
+            return Some(f);
+        }
+        let (InputSpec::File(path) | InputSpec::Spooled { path, .. }) = spec else {
+            return None;
+        };
+        let mut head = [0u8; 6];
+        let n = std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .ok()?;
+        columnar_magic(&head[..n])
+    }
+
+    /// Opens a Parquet or Arrow input (stdin and URLs are copied to a temporary file).
+    async fn open_columnar(
+        &mut self,
+        spec: InputSpec,
+        name: Arc<str>,
+        format: InputFormat,
+    ) -> Result<Input, Error> {
+        let (path, keep) = match &spec {
+            InputSpec::File(p) | InputSpec::Spooled { path: p, .. } => (p.clone(), None),
+            _ => {
+                let temp = spool(&spec).await?;
+                (temp.to_path_buf(), Some(temp))
+            }
+        };
+        if let Some(size) = file::size(&path) {
+            self.read.fetch_add(size, Ordering::Relaxed);
+        }
+        let data = match format {
+            InputFormat::Parquet => parquet::open(&path, name.clone(), keep)?,
+            _ => arrow::open(&path, name.clone(), keep)?,
+        };
+        Ok(Input { name, data })
+    }
+}
+
+/// `.parquet`, `.arrow`, `.arrows`, `.ipc`, `.feather`.
+fn columnar_name(name: &str) -> Option<InputFormat> {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".parquet") {
+        Some(InputFormat::Parquet)
+    } else if [".arrow", ".arrows", ".ipc", ".feather"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        Some(InputFormat::Arrow)
+    } else {
+        None
+    }
+}
+
+/// A Parquet file starts with `PAR1`, an Arrow IPC file with `ARROW1`, an IPC stream with
+/// the continuation marker `FF FF FF FF`.
+fn columnar_magic(head: &[u8]) -> Option<InputFormat> {
+    if head.starts_with(b"PAR1") {
+        Some(InputFormat::Parquet)
+    } else if head.starts_with(b"ARROW1") || head.starts_with(&[0xff; 4]) {
+        Some(InputFormat::Arrow)
+    } else {
+        None
     }
 }
 
@@ -342,9 +448,12 @@ fn is_jsonl_name(name: &str) -> bool {
 /// How many leading bytes format detection looks at.
 const SNIFF_LEN: usize = 512;
 
-/// The format by content: the first non-blank byte of `head` is `{` for JSON Lines;
-/// anything else is SOIF.
+/// The format by content: Parquet or Arrow by their magic bytes, JSON Lines when the first
+/// non-blank byte of `head` is `{`; anything else is SOIF.
 fn sniffed(head: &[u8]) -> InputFormat {
+    if let Some(f) = columnar_magic(head) {
+        return f;
+    }
     match head.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => InputFormat::Jsonl,
         _ => InputFormat::Soif,
@@ -386,5 +495,19 @@ mod tests {
         assert!(is_jsonl_name("a.jsonl"));
         assert!(is_jsonl_name("a.ndjson.gz"));
         assert!(!is_jsonl_name("a.soif.gz"));
+    }
+
+    #[test]
+    fn columnar_names_and_magic() {
+        assert_eq!(columnar_name("x.PARQUET"), Some(InputFormat::Parquet));
+        assert_eq!(columnar_name("x.arrows"), Some(InputFormat::Arrow));
+        assert_eq!(columnar_name("x.soif"), None);
+        assert_eq!(columnar_magic(b"PAR1\x15"), Some(InputFormat::Parquet));
+        assert_eq!(columnar_magic(b"ARROW1"), Some(InputFormat::Arrow));
+        assert_eq!(
+            columnar_magic(b"\xff\xff\xff\xff\x10"),
+            Some(InputFormat::Arrow)
+        );
+        assert_eq!(columnar_magic(b"@FILE {"), None);
     }
 }

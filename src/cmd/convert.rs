@@ -10,7 +10,7 @@ use soif_codecs::Record;
 use soif_pipeline::engine::ErrorPolicy;
 use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};
-use soif_sinks::csv::ColumnCollector;
+use soif_sinks::wide::ShapeCollector;
 use soif_sinks::{Charset, Format, SinkOptions};
 use soif_sources::{InputSource, InputSpec, SourceOptions};
 use std::path::PathBuf;
@@ -23,6 +23,9 @@ use std::sync::{Arc, Mutex};
   soif convert All-Templates.gz --to jsonl -o records.jsonl
   soif convert archive/ --to csv --columns Title,Author -o titles.csv
   curl -s http://host/All-Templates.gz | soif convert --to soif -t collapse -t expand
+  soif convert All-Templates.gz --to parquet -o records.parquet
+  soif convert records.parquet --to soif          # back to canonical SOIF, byte for byte
+  soif convert archive/ -t collapse --to parquet --parquet-layout wide -o wide.parquet
   soif convert broken.soif --to jsonl --on-error quarantine --quarantine bad.soif --lenient
 
 Transforms (-t, applied in order):
@@ -35,8 +38,8 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, or null (parse and count
-    /// only).
+    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
+    /// stream), or null (parse and count only).
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
 
@@ -53,8 +56,8 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "CHARSET", default_value = "utf8", value_parser = ["utf8", "latin1"])]
     pub charset: String,
 
-    /// CSV columns after template,url (default: from --schema, or a first pass over the
-    /// input).
+    /// CSV (and wide Parquet) columns after template,url (default: from --schema, or a
+    /// first pass over the input).
     #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
     pub columns: Option<Vec<String>>,
 
@@ -78,6 +81,16 @@ pub struct ConvertArgs {
     /// An RDM @SCHEMA file: CSV columns, SQLite column types, the `validate` transform.
     #[arg(long, value_name = "SCHEMA")]
     pub schema: Option<PathBuf>,
+
+    /// Parquet compression.
+    #[arg(long, value_name = "CODEC", default_value = "zstd", value_parser = soif_sinks::parquet::Compression::ALL)]
+    pub compression: String,
+
+    /// Parquet layout: `records` (soif's Arrow layout: lossless, attributes as an ordered
+    /// list of name/value) or `wide` (a column per attribute, chosen as for CSV; list
+    /// columns for multi-values; typed columns from a --schema's Data-Type).
+    #[arg(long, value_name = "LAYOUT", default_value = "records", value_parser = soif_sinks::parquet::Layout::ALL)]
+    pub parquet_layout: String,
 
     /// Bearer token for an rdm output.
     #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
@@ -112,6 +125,8 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     sink.token = args.token.clone();
     sink.gzip_posts = args.gzip_posts;
     sink.inputs = args.input.inputs.clone();
+    sink.compression = parse_compression(&args.compression)?;
+    sink.parquet_layout = parse_parquet_layout(&args.parquet_layout)?;
     let mut engine = args.input.engine_options(&Reporter::silent())?;
     engine.observer = None;
     Ok(Job {
@@ -133,6 +148,20 @@ pub fn parse_charset(s: &str) -> Result<Charset, Error> {
             "unknown charset `{other}` (utf8 or latin1)"
         ))),
     }
+}
+
+pub fn parse_compression(s: &str) -> Result<soif_sinks::parquet::Compression, Error> {
+    soif_sinks::parquet::Compression::parse(s).ok_or_else(|| {
+        Error::Config(format!(
+            "unknown compression `{s}` ({})",
+            soif_sinks::parquet::Compression::ALL.join(", ")
+        ))
+    })
+}
+
+pub fn parse_parquet_layout(s: &str) -> Result<soif_sinks::parquet::Layout, Error> {
+    soif_sinks::parquet::Layout::parse(s)
+        .ok_or_else(|| Error::Config(format!("unknown parquet layout `{s}` (records or wide)")))
 }
 
 /// Everything one pass of the engine needs, from the command line or a pipeline file.
@@ -206,11 +235,17 @@ fn build_transforms(job: &Job) -> Result<Vec<Box<dyn soif_pipeline::Transform>>,
 
 /// CSV needs its columns before the first row. When a csv sink has neither --columns nor
 /// --schema, read the input once through the same transforms and collect the attribute
-/// names. Inputs that cannot be read twice (stdin, URLs) are first copied to temporary
-/// files, which are returned so they live until the second pass is done.
+/// names. A wide Parquet sink always needs the pass: besides the names (unless given), it
+/// learns which attributes hold several values (list columns). Inputs that cannot be read
+/// twice (stdin, URLs) are first copied to temporary files, which are returned so they
+/// live until the second pass is done.
 async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error> {
-    let needs =
+    let csv =
         |s: &SinkOptions| s.format == Format::Csv && s.columns.is_none() && s.schema.is_none();
+    let wide = |s: &SinkOptions| {
+        s.format == Format::Parquet && s.parquet_layout == soif_sinks::parquet::Layout::Wide
+    };
+    let needs = |s: &SinkOptions| csv(s) || wide(s);
     if !job.sinks.iter().any(needs) {
         return Ok(Vec::new());
     }
@@ -226,7 +261,7 @@ async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error>
             spooled.push(path);
         }
     }
-    let collector = Arc::new(Mutex::new(ColumnCollector::default()));
+    let collector = Arc::new(Mutex::new(ShapeCollector::default()));
     let source = InputSource::new(job.specs.clone(), job.source.clone());
     let mut opts = job.engine.clone();
     // Bad records are the second pass's business: here they are only skipped.
@@ -240,18 +275,23 @@ async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error>
             vec![Box::new(sink)],
         )
         .await?;
-    let columns = collector
+    let (columns, multi) = collector
         .lock()
-        .map(|c| c.columns().to_vec())
+        .map(|c| (c.names.columns().to_vec(), c.multi.clone()))
         .map_err(|_| Error::Fatal("the column collector panicked".to_string()))?;
-    for s in job.sinks.iter_mut().filter(|s| needs(s)) {
-        s.columns = Some(columns.clone());
+    for s in job.sinks.iter_mut() {
+        if csv(s) || (wide(s) && s.columns.is_none() && s.schema.is_none()) {
+            s.columns = Some(columns.clone());
+        }
+        if wide(s) {
+            s.multi_valued = Some(multi.clone());
+        }
     }
     Ok(spooled)
 }
 
-/// Feeds the first pass into the CSV column collector.
-struct CollectorSink(Arc<Mutex<ColumnCollector>>);
+/// Feeds the first pass into the column collector.
+struct CollectorSink(Arc<Mutex<ShapeCollector>>);
 
 impl Sink for CollectorSink {
     fn name(&self) -> &str {

@@ -44,9 +44,10 @@ pub struct InputArgs {
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
 
-    /// Input format: `auto` (JSON Lines when named .jsonl/.ndjson or starting with `{`,
-    /// else SOIF), `soif` or `jsonl`.
-    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "soif", "jsonl"])]
+    /// Input format: `auto` (Parquet / Arrow IPC when named .parquet / .arrow / .arrows or
+    /// by their magic bytes, JSON Lines when named .jsonl/.ndjson or starting with `{`,
+    /// else SOIF), `soif`, `jsonl`, `parquet` or `arrow` (files written by soif's sinks).
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "soif", "jsonl", "parquet", "arrow"])]
     pub from: String,
 
     /// What to do with a record that cannot be read or converted: stop (`fail`), count and

@@ -41,7 +41,7 @@ use std::process::ExitCode;
   output = \"catalog.db\"
 
 Sink keys: format, output, columns, list_separator, charset, bom, dcterms, batch_size,
-schema, token, gzip_posts. Examples are in configs/.
+schema, token, gzip_posts, compression, parquet_layout. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
 3 finished but records were skipped or quarantined.")]
@@ -118,6 +118,14 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         o.schema = s.schema.clone().or_else(|| config.schema.clone());
         o.token = s.token.clone().or_else(|| std::env::var("SOIF_TOKEN").ok());
         o.gzip_posts = s.gzip_posts;
+        if let Some(c) = &s.compression {
+            o.compression = super::convert::parse_compression(c)
+                .map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
+        }
+        if let Some(l) = &s.parquet_layout {
+            o.parquet_layout = super::convert::parse_parquet_layout(l)
+                .map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
+        }
         o.inputs = config.source.inputs.clone();
         sinks.push(o);
     }
