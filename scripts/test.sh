@@ -38,7 +38,16 @@ python_tests() {
     # The soif package itself (python/: PyO3 + maturin), built from source as a user would.
     .venv/bin/python -m pip install --quiet ./python
     # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
-    SOIF_BIN="${SOIF_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/soif}" .venv/bin/python -m pytest -q "${PYTHON_SUITES[@]}"
+    export SOIF_BIN="${SOIF_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/soif}"
+    # One pytest run per suite: each has its own conftest.py, and in one run the second
+    # would shadow the first (`from conftest import …`). Every suite runs; the status
+    # is a failing suite's, if any.
+    local status=0
+    for suite in "${PYTHON_SUITES[@]}"; do
+        echo "== pytest $suite"
+        .venv/bin/python -m pytest -q "$suite" || status=$?
+    done
+    return "$status"
 }
 
 case "$only" in
