@@ -227,6 +227,45 @@ async fn search_keywords_match_since_and_paging() {
 }
 
 #[tokio::test]
+async fn non_utf8_url_round_trips_through_links() {
+    let server = start().await;
+    let rd = b"@FILE { http://bytes.example/caf\xe9\xff\nTitle{9}:\tLatin \xe9\xff!\n}\n";
+    let r = submit(&server, None, rd).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let list = page(&server, "/catalog/FILE").await.text();
+    // The URL is shown with U+FFFD, linked with its exact bytes.
+    assert!(
+        list.contains("http:&#x2f;&#x2f;bytes.example&#x2f;caf\u{fffd}\u{fffd}"),
+        "{list}"
+    );
+    assert!(
+        list.contains("record?url=http%3A%2F%2Fbytes.example%2Fcaf%E9%FF"),
+        "{list}"
+    );
+    let rec = page(
+        &server,
+        "/catalog/FILE/record?url=http%3A%2F%2Fbytes.example%2Fcaf%E9%FF",
+    )
+    .await;
+    assert_eq!(rec.status, 200);
+    assert!(rec.text().contains("binary value, 9 bytes"));
+    let soif = page(
+        &server,
+        "/catalog/FILE/record.soif?url=http%3A%2F%2Fbytes.example%2Fcaf%E9%FF",
+    )
+    .await;
+    assert_eq!(soif.body, rd.to_vec());
+    let j = page(
+        &server,
+        "/catalog/FILE/record.json?url=http%3A%2F%2Fbytes.example%2Fcaf%E9%FF",
+    )
+    .await
+    .json();
+    assert!(j["url"]["base64"].is_string());
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn not_found_and_read_only() {
     let server = start().await;
     for path in [
@@ -249,5 +288,16 @@ async fn not_found_and_read_only() {
         .await
         .unwrap();
     assert_eq!(r.status(), 405);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn pages_take_read_slots() {
+    let server = Server::start_with(&["catalog"], None, |c| c.max_reads_per_client = 0).await;
+    let p = page(&server, "/").await;
+    assert_eq!(p.status, 429);
+    assert!(p.headers.contains_key("retry-after"));
+    // The stylesheet reads no catalog.
+    assert_eq!(page(&server, "/-/style.css").await.status, 200);
     server.stop().await;
 }
