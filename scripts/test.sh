@@ -30,10 +30,25 @@ python_env() {
     fi
 }
 
+# The browse pages' browser test (tests/python/test_browse.py) drives Debian's headless
+# Chromium through chromedriver: installed here when missing.
+browser() {
+    if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+        return 0
+    fi
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo="sudo"
+    fi
+    $sudo apt-get update
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y chromium chromium-driver
+}
+
 python_tests() {
     if [ ${#PYTHON_SUITES[@]} -eq 0 ]; then
         return 0
     fi
+    browser
     python_env
     # The soif package itself (python/: PyO3 + maturin), built from source as a user would.
     .venv/bin/python -m pip install --quiet ./python

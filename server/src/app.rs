@@ -395,7 +395,8 @@ impl AppState {
 }
 
 /// The router: `GET` and `POST` on [`RDM_PATH`]; OAI-PMH on `/oai` and `/oai/NAME`
-/// (see [`crate::oai`]) and the `soif` format's schema at `/oai/soif.xsd`.
+/// (see [`crate::oai`]) and the `soif` format's schema at `/oai/soif.xsd`; the browse
+/// and search pages on `/` and below (see [`crate::web`]).
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route(RDM_PATH, get(get_incoming).post(post_incoming))
@@ -408,6 +409,14 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/oai/{name}",
             get(crate::oai::get_named).post(crate::oai::post_named),
         )
+        // The browse and search pages (read-only: GET only; see crate::web).
+        .route("/", get(crate::web::home))
+        .route("/.json", get(crate::web::home_json))
+        .route("/-/style.css", get(crate::web::stylesheet))
+        .route("/{name}", get(crate::web::catalog_page))
+        .route("/{name}/-/{page}", get(crate::web::search_page))
+        .route("/{name}/{template}", get(crate::web::list_page))
+        .route("/{name}/{template}/{leaf}", get(crate::web::record_page))
         // The body is limited while it streams (ServerConfig::max_body), not buffered.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)

@@ -63,6 +63,7 @@ pub mod error;
 pub mod oai;
 pub mod spool;
 pub mod status;
+pub mod web;
 
 pub use app::{router, serve, AppState, ServerConfig};
 pub use catalog::Catalog;
