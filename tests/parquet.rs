@@ -134,7 +134,7 @@ fn compression_options_and_stdin_stdout() {
 
 #[test]
 fn row_groups_are_bounded_in_bytes() {
-    // ~40 MB of records with 1 MB values: more than one row group of at most 24 MiB.
+    // ~40 MB of records with 1 MB values: more than one row group of at most 8 MiB.
     let mut input = Vec::new();
     for i in 0..40 {
         // Incompressible (xorshift), so the row groups' encoded size is the data's.

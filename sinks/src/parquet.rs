@@ -34,11 +34,11 @@ use std::path::{Path, PathBuf};
 /// Rows per Arrow batch handed to the writer.
 pub const BATCH_ROWS: usize = 4096;
 /// Bytes of record data per Arrow batch (a larger record makes a batch of its own).
-pub const BATCH_BYTES: usize = 4 << 20;
+pub const BATCH_BYTES: usize = 2 << 20;
 /// Rows per row group at most.
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
 /// Encoded bytes per row group at most (the writer holds one row group in memory).
-pub const ROW_GROUP_BYTES: usize = 24 << 20;
+pub const ROW_GROUP_BYTES: usize = 8 << 20;
 
 /// `--compression`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
