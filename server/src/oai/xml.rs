@@ -36,12 +36,24 @@ pub fn oai_dc(record: &Record, out: &mut String) {
          xsi:schemaLocation=\"http://www.openarchives.org/OAI/2.0/oai_dc/ \
          http://www.openarchives.org/OAI/2.0/oai_dc.xsd\">",
     );
+    for (element, text) in dublin_core(record) {
+        out.push_str(&format!("<dc:{element}>{text}</dc:{element}>"));
+    }
+    out.push_str("</oai_dc:dc>");
+}
+
+/// The record's Simple Dublin Core elements in order, each with its escaped text: the
+/// `dc` crosswalk unless the record is Dublin Core already, then every plain value whose
+/// name (without a `-N` suffix) is a DC element. Shared by `oai_dc` and the browse
+/// pages' RDF/XML download, so the two always say the same.
+pub fn dublin_core(record: &Record) -> Vec<(&'static str, String)> {
     let mapped = if is_dublin_core(&record.template) {
         Cow::Borrowed(record)
     } else {
         Cow::Owned(Crosswalk::default_table().apply(record).0)
     };
     let mut warnings = 0;
+    let mut out = Vec::new();
     for attr in &mapped.flattened().attributes {
         let Value::Bytes(value) = &attr.value else {
             continue;
@@ -49,12 +61,9 @@ pub fn oai_dc(record: &Record, out: &mut String) {
         let Some(element) = dc_element(base_name(&attr.name)) else {
             continue;
         };
-        out.push_str(&format!(
-            "<dc:{element}>{}</dc:{element}>",
-            xml_text(value, Charset::Utf8, &mut warnings)
-        ));
+        out.push((element, xml_text(value, Charset::Utf8, &mut warnings)));
     }
-    out.push_str("</oai_dc:dc>");
+    out
 }
 
 /// The text of `bytes` when it can be carried exactly (as element text, or with

@@ -2,12 +2,9 @@
 //! and as Dublin Core RDF/XML; which values may be links.
 
 use serde::Serialize;
-use soif_catalog::text::{dc_element, xml_text, Charset};
+use soif_catalog::text::{xml_text, Charset};
 use soif_codecs::{Attribute, Record, Value};
 use soif_pipeline::transforms::collapse::collapse;
-use soif_pipeline::transforms::dc::{is_dublin_core, Crosswalk};
-use soif_pipeline::transforms::names::base_name;
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Values longer than this (characters), or of more lines, are folded.
@@ -233,11 +230,6 @@ pub fn record_json(record: &Record) -> serde_json::Value {
 /// The record as Simple Dublin Core in RDF/XML (the `dc` crosswalk unless the record is
 /// Dublin Core already), as the `rdfxml` sink writes it: always well-formed.
 pub fn rdf_xml(record: &Record) -> String {
-    let mapped = if is_dublin_core(&record.template) {
-        Cow::Borrowed(record)
-    } else {
-        Cow::Owned(Crosswalk::default_table().apply(record).0)
-    };
     let mut warnings = 0;
     let mut out = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rdf:RDF \
@@ -248,17 +240,8 @@ pub fn rdf_xml(record: &Record) -> String {
         "  <rdf:Description rdf:about=\"{}\">\n",
         xml_text(&record.url, Charset::Utf8, &mut warnings)
     ));
-    for attr in &mapped.flattened().attributes {
-        let Value::Bytes(value) = &attr.value else {
-            continue;
-        };
-        let Some(element) = dc_element(base_name(&attr.name)) else {
-            continue;
-        };
-        out.push_str(&format!(
-            "    <dc:{element}>{}</dc:{element}>\n",
-            xml_text(value, Charset::Utf8, &mut warnings)
-        ));
+    for (element, text) in crate::oai::xml::dublin_core(record) {
+        out.push_str(&format!("    <dc:{element}>{text}</dc:{element}>\n"));
     }
     out.push_str("  </rdf:Description>\n</rdf:RDF>\n");
     out
