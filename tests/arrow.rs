@@ -4,19 +4,7 @@
 
 mod common;
 
-use common::{code, fixture, stderr};
-
-fn run(args: &[&str], stdin: &[u8]) -> std::process::Output {
-    let mut all = vec!["convert"];
-    all.extend_from_slice(args);
-    common::run(&all, stdin)
-}
-
-fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
-    let out = run(args, stdin);
-    assert_eq!(code(&out), 0, "soif {args:?}: {}", stderr(&out));
-    out.stdout
-}
+use common::{code, convert as run, convert_ok as ok, fixture, stderr};
 
 #[test]
 fn stream_round_trips_byte_for_byte() {

@@ -6,26 +6,13 @@
 
 mod common;
 
-use common::{code, fixture, stderr, summary};
+use common::{code, convert as run, convert_ok as ok, fixture, stderr, summary};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use proptest::prelude::*;
 use std::path::Path;
 
 fn fx(rel: &str) -> String {
     fixture(rel).display().to_string()
-}
-
-/// `soif convert ARGS`.
-fn run(args: &[&str], stdin: &[u8]) -> std::process::Output {
-    let mut all = vec!["convert"];
-    all.extend_from_slice(args);
-    common::run(&all, stdin)
-}
-
-fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
-    let out = run(args, stdin);
-    assert_eq!(code(&out), 0, "soif {args:?}: {}", stderr(&out));
-    out.stdout
 }
 
 fn canonical(inputs: &[&str]) -> Vec<u8> {

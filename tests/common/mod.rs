@@ -45,6 +45,20 @@ pub fn run_in(dir: Option<&Path>, args: &[&str], stdin: &[u8]) -> Output {
     out
 }
 
+/// `soif convert ARGS` with `stdin`.
+pub fn convert(args: &[&str], stdin: &[u8]) -> Output {
+    let mut all = vec!["convert"];
+    all.extend_from_slice(args);
+    run(&all, stdin)
+}
+
+/// `soif convert ARGS`, which must succeed; its stdout.
+pub fn convert_ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let out = convert(args, stdin);
+    assert_eq!(code(&out), 0, "soif convert {args:?}: {}", stderr(&out));
+    out.stdout
+}
+
 pub fn code(out: &Output) -> i32 {
     out.status.code().expect("soif exited normally")
 }
