@@ -205,26 +205,7 @@ fn killed_mid_load_then_rerun_converges() {
     // The loader reads stdin; it gets the first half and the pipe stays open, so it is
     // certainly mid-run when it is killed.
     let crash = dir.path().join("crash.db");
-    let mut child = soif()
-        .args([
-            "convert",
-            "-",
-            "--to",
-            "sqlite",
-            "-q",
-            "--batch-size",
-            "25",
-            "-o",
-        ])
-        .arg(&crash)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&head).unwrap();
-    stdin.flush().unwrap();
+    let (mut child, stdin) = live_loader(&crash, &head, 25);
     wait_for_commits(&crash, 100);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -254,9 +235,13 @@ fn killed_mid_load_then_rerun_converges() {
     );
 }
 
-/// A loader reading stdin, mid-run into `db` (its first batches committed); kill it to
-/// end it.
-fn live_loader(db: &Path, head: &[u8]) -> (std::process::Child, std::process::ChildStdin) {
+/// A loader reading stdin in batches of `batch` records, fed `head` with the pipe left
+/// open, so it stays mid-run into `db` until it is killed.
+fn live_loader(
+    db: &Path,
+    head: &[u8],
+    batch: u32,
+) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = soif()
         .args([
             "convert",
@@ -265,7 +250,7 @@ fn live_loader(db: &Path, head: &[u8]) -> (std::process::Child, std::process::Ch
             "sqlite",
             "-q",
             "--batch-size",
-            "10",
+            &batch.to_string(),
             "-o",
         ])
         .arg(db)
@@ -299,7 +284,7 @@ fn a_killed_load_is_marked_interrupted_by_the_next_but_a_live_one_is_not() {
     };
 
     // Run 2 is alive (waiting on its stdin) while run 3 loads: run 2 stays `running`.
-    let (mut child, stdin) = live_loader(&db, &head);
+    let (mut child, stdin) = live_loader(&db, &head, 10);
     wait_for_commits(&db, 40);
     ok(convert(
         &[&fixture("harvest/ecrc-93-10.soif")],
