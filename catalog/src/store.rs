@@ -156,11 +156,21 @@ impl SqliteStore {
                 context: "cannot open read-only".into(),
                 source,
             })?;
-        let opts = StoreOptions::default();
-        let mut store = SqliteStore {
+        let mut store = SqliteStore::new(conn, name, StoreOptions::default());
+        store
+            .conn
+            .busy_timeout(Duration::from_secs(30))
+            .map_err(|e| store.err("setting busy timeout", e))?;
+        store.reload()?;
+        Ok(store)
+    }
+
+    /// The store's state over an open connection, before its layout is read.
+    fn new(conn: Connection, path: String, opts: StoreOptions) -> SqliteStore {
+        SqliteStore {
             upsert: None,
             conn,
-            path: name,
+            path,
             tables: FastMap::default(),
             used_tables: HashSet::new(),
             schema: opts.schema,
@@ -168,15 +178,9 @@ impl SqliteStore {
             deletions_exist: true,
             schema_version: 0,
             scratch: Scratch::default(),
-            bulk: false,
+            bulk: opts.bulk,
             layout_version: LAYOUT_VERSION,
-        };
-        store
-            .conn
-            .busy_timeout(Duration::from_secs(30))
-            .map_err(|e| store.err("setting busy timeout", e))?;
-        store.reload()?;
-        Ok(store)
+        }
     }
 
     /// A store in memory (tests, scratch work).
@@ -194,20 +198,7 @@ impl SqliteStore {
         path: String,
         opts: StoreOptions,
     ) -> Result<SqliteStore, StoreError> {
-        let mut store = SqliteStore {
-            upsert: None,
-            conn,
-            path,
-            tables: FastMap::default(),
-            used_tables: HashSet::new(),
-            schema: opts.schema,
-            charset: opts.charset,
-            deletions_exist: true,
-            schema_version: 0,
-            scratch: Scratch::default(),
-            bulk: opts.bulk,
-            layout_version: LAYOUT_VERSION,
-        };
+        let mut store = SqliteStore::new(conn, path, opts);
         // Another writer (the server) may hold the lock for a moment.
         store
             .conn
@@ -228,7 +219,7 @@ impl SqliteStore {
         //
         // A bulk load into a new database uses a rollback journal and no syncs instead:
         // see "Loading a new database" in the module doc.
-        let (journal, sync) = if opts.bulk {
+        let (journal, sync) = if store.bulk {
             ("TRUNCATE", "OFF")
         } else {
             ("WAL", "NORMAL")
@@ -247,7 +238,7 @@ impl SqliteStore {
             // in its journal mode; it switches the database to WAL when its load ends,
             // and this connection follows by itself. (The server opening a catalog that
             // a first `soif convert --to sqlite` is still filling.)
-            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && !opts.bulk => {}
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) && !store.bulk => {}
             Err(e) => return Err(store.err("setting journal mode", e)),
         }
         store
