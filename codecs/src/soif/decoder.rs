@@ -312,6 +312,14 @@ pub struct SoifDecoder {
     io_error: Option<std::io::Error>,
     /// The input's length, once a skip has run into its end.
     input_end: Option<u64>,
+    /// Stop at the first object boundary at or past this offset (a range decode's end, the
+    /// boundary pass's next split point; see [`super::split`]).
+    pub(crate) stop_at: Option<u64>,
+    /// The decoder stopped at `stop_at`: it stands at an object boundary, in the state a
+    /// decode of the whole input is in there.
+    pub(crate) stopped: bool,
+    /// Records are counted, not built (the boundary pass needs only where they end).
+    pub(crate) skim: bool,
 }
 
 /// The bytes of a skip in progress, on disk (stream path only; a file held whole can
@@ -353,8 +361,43 @@ impl SoifDecoder {
             rbuf: BytesMut::new(),
             io_error: None,
             input_end: None,
+            stop_at: None,
+            stopped: false,
+            skim: false,
             opts,
         }
+    }
+
+    /// A decoder in the state a decode of the whole input is in at an object boundary
+    /// found by the boundary pass (see [`super::split`]): `offset` consumed, `records`
+    /// objects finished, `envelope` open, and the input's end known when `input_end`.
+    pub(crate) fn resumed(
+        opts: DecoderOptions,
+        offset: u64,
+        records: u64,
+        envelope: Option<(Action, u64)>,
+        input_end: Option<u64>,
+    ) -> SoifDecoder {
+        let mut d = SoifDecoder::new(opts);
+        d.base = offset;
+        d.records = records;
+        if let Some((action, at)) = envelope {
+            d.envelope = Some(action);
+            d.envelope_at = at;
+        }
+        d.input_end = input_end;
+        d
+    }
+
+    /// The state that carries from one object to the next, at an object boundary:
+    /// objects finished, the open envelope (its action and where it began), whether the
+    /// input's end is known. See [`super::split`].
+    pub(crate) fn carried(&self) -> (u64, Option<(Action, u64)>, bool) {
+        (
+            self.records,
+            self.envelope.map(|a| (a, self.envelope_at)),
+            self.input_end.is_some(),
+        )
     }
 
     /// A strict decoder that rejects objects over `max_record_size` bytes.
@@ -413,6 +456,12 @@ impl SoifDecoder {
                     }
                     match src[0] {
                         b'@' => {
+                            // An object boundary: everything before it has been handed
+                            // out, and only `carried()` goes on to what follows.
+                            if self.stop_at.is_some_and(|s| self.base >= s) {
+                                self.stopped = true;
+                                return None;
+                            }
                             self.obj.reset();
                             self.state = State::Object;
                         }
@@ -795,6 +844,14 @@ impl SoifDecoder {
     }
 
     fn take_record<B: Buffer>(&mut self, src: &mut B, end: usize) -> Record {
+        if self.skim {
+            // The boundary pass: the object is parsed (that decides where it ends) but
+            // nothing of it is kept.
+            src.consume(end);
+            self.base += end as u64;
+            self.records += 1;
+            return Record::default();
+        }
         let raw = src.take(end);
         let o = &mut self.obj;
         let attributes = o
@@ -1855,7 +1912,7 @@ const WINDOW_STEP: usize = 1 << 20;
 /// assert_eq!(urls, ["http://a/", "http://b/"]);
 /// ```
 pub struct DecodeBytes {
-    decoder: SoifDecoder,
+    pub(crate) decoder: SoifDecoder,
     window: Window,
     done: bool,
 }
@@ -1882,6 +1939,11 @@ impl Iterator for DecodeBytes {
             if let Some(item) = self.decoder.decode_inner(&mut self.window, eof) {
                 return Some(item);
             }
+            if self.decoder.stopped {
+                // At the range's end (see `split`): not the end of the input, and going
+                // on from here is possible once the stop is moved.
+                return None;
+            }
             if eof {
                 self.done = true;
                 break;
@@ -1899,12 +1961,19 @@ impl Iterator for DecodeBytes {
 impl SoifDecoder {
     /// Decodes `input`, held whole, without copying it: see [`DecodeBytes`].
     pub fn decode_bytes(self, input: Bytes) -> DecodeBytes {
+        self.decode_bytes_from(input, 0)
+    }
+
+    /// Decodes `input`, held whole, from byte `from` on, the decoder standing there (its
+    /// offset is `from`: see `resumed`).
+    pub(crate) fn decode_bytes_from(self, input: Bytes, from: usize) -> DecodeBytes {
+        let from = from.min(input.len());
         DecodeBytes {
             decoder: self,
             window: Window {
                 data: input,
-                start: 0,
-                end: 0,
+                start: from,
+                end: from,
             },
             done: false,
         }
