@@ -54,7 +54,7 @@
 
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use bytes::Bytes;
 use soif_codecs::{Action, Attribute, Record, Value};
@@ -186,6 +186,8 @@ pub struct BatchBuilder {
     /// The `attributes` list: its offsets and the four fields of its items, kept as
     /// concrete builders (a `StructBuilder` would downcast each field per attribute).
     offsets: Vec<i32>,
+    /// Which rows of `attributes` are null (only [`push_null`](BatchBuilder::push_null)'s).
+    list_nulls: NullBufferBuilder,
     names: StringBuilder,
     values: StringBuilder,
     value_bytes: BinaryBuilder,
@@ -210,6 +212,7 @@ impl BatchBuilder {
             url: StringBuilder::new(),
             action: StringBuilder::new(),
             offsets: vec![0],
+            list_nulls: NullBufferBuilder::new(0),
             names: StringBuilder::new(),
             values: StringBuilder::new(),
             value_bytes: BinaryBuilder::new(),
@@ -241,6 +244,7 @@ impl BatchBuilder {
             url: StringBuilder::with_capacity(rows, rows * 64),
             action: StringBuilder::with_capacity(rows, 0),
             offsets,
+            list_nulls: NullBufferBuilder::new(rows),
             names: StringBuilder::with_capacity(attributes, name_bytes),
             values: StringBuilder::with_capacity(attributes, value_bytes),
             value_bytes: BinaryBuilder::with_capacity(attributes, value_bytes),
@@ -287,6 +291,22 @@ impl BatchBuilder {
         let end = i32::try_from(self.names.len())
             .unwrap_or_else(|_| panic!("more than 2^31 attributes in one batch"));
         self.offsets.push(end);
+        self.list_nulls.append_non_null();
+        self.rows += 1;
+    }
+
+    /// Adds a row whose every column is null: where a reader that keeps bad records as
+    /// rows (the Python package's `on_error="column"`, Spark's PERMISSIVE mode) puts one,
+    /// its bytes and error going in a column of its own.
+    pub fn push_null(&mut self) {
+        self.template.append_null();
+        self.url.append_null();
+        self.action.append_null();
+        self.template_bytes.append_null();
+        self.url_bytes.append_null();
+        let end = self.offsets.last().copied().unwrap_or(0);
+        self.offsets.push(end);
+        self.list_nulls.append_null();
         self.rows += 1;
     }
 
@@ -336,7 +356,7 @@ impl BatchBuilder {
             item_field(),
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
             Arc::new(items),
-            None,
+            self.list_nulls.finish(),
         )
     }
 
@@ -570,6 +590,30 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("version 9"));
+    }
+
+    #[test]
+    fn a_null_row_is_null_in_every_column() {
+        let mut b = BatchBuilder::new();
+        b.push(&Record::new("FILE", "http://a/").with("Title", "x"));
+        b.push_null();
+        b.push(&Record::new("FILE", "http://b/").with("Title", "y"));
+        let batch = b.finish();
+        assert_eq!(batch.num_rows(), 3);
+        for column in batch.columns() {
+            assert!(column.is_null(1), "{:?}", column.data_type());
+        }
+        let list = batch
+            .column(3)
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .unwrap();
+        assert_eq!(
+            list.value_length(2),
+            1,
+            "offsets stay right after the null row"
+        );
+        assert!(!batch.column(1).is_null(2));
     }
 
     #[test]

@@ -54,6 +54,7 @@ use crate::source::{InputData, Rejection, Source};
 use crate::{Emit, Error, Sink, SinkError, Transform};
 use bytes::BytesMut;
 use futures::{FutureExt, StreamExt};
+use soif_codecs::soif::split::decode_range;
 use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use std::collections::BTreeSet;
@@ -415,9 +416,17 @@ impl Engine {
                             }
                         }
                     }
-                    InputData::Held { data, mut consumed } => {
+                    InputData::Held {
+                        data,
+                        mut consumed,
+                        range,
+                    } => {
                         let opts = self.opts.decoder.clone().named(input.name.clone());
-                        let mut items = SoifDecoder::new(opts).decode_bytes(data);
+                        let mut items = match range {
+                            None => SoifDecoder::new(opts).decode_bytes(data),
+                            Some(split) => decode_range(data, opts, &split)
+                                .map_err(|e| Error::Config(format!("{}: {e}", input.name)))?,
+                        };
                         while let Some(item) = items.next() {
                             consumed(items.offset());
                             if !batch.push(decoded(item), &*source).await {

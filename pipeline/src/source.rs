@@ -13,6 +13,7 @@ use crate::Error;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
+use soif_codecs::soif::split::Split;
 use soif_codecs::{Action, Position, Record};
 use std::fmt;
 use std::sync::Arc;
@@ -82,9 +83,14 @@ pub enum InputData {
     /// (`SoifDecoder::decode_bytes`), so records are slices of the file, and calls
     /// `consumed` with the offset it has reached as it goes (the source counts the bytes
     /// for progress and lets go of what lies well behind).
+    ///
+    /// With `range`, only that split of the file is decoded
+    /// (`soif_codecs::soif::split::decode_range`: the objects between two boundaries the
+    /// boundary pass found, numbered and positioned as in a decode of the whole file).
     Held {
         data: Bytes,
         consumed: Box<dyn FnMut(u64) + Send>,
+        range: Option<Split>,
     },
     /// Records decoded by the source itself (JSON Lines, RDM catalogs).
     Records(BoxStream<'static, RecordItem>),
@@ -94,7 +100,10 @@ impl fmt::Debug for InputData {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InputData::Soif(_) => f.write_str("InputData::Soif"),
-            InputData::Held { data, .. } => write!(f, "InputData::Held({} bytes)", data.len()),
+            InputData::Held { data, range, .. } => match range {
+                None => write!(f, "InputData::Held({} bytes)", data.len()),
+                Some(r) => write!(f, "InputData::Held({} bytes, range {r})", data.len()),
+            },
             InputData::Records(_) => f.write_str("InputData::Records"),
         }
     }

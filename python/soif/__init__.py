@@ -40,6 +40,11 @@ template_bytes binary                           the template's bytes when not UT
 url_bytes      binary                           the URL's bytes when not UTF-8
 ============== ================================ ===========================================
 
+A plain file can be read in byte ranges that decode independently, each on its own
+worker (the Spark data source does this): :func:`split` finds them, ``read(path,
+range=split)`` reads one, and the ranges' rows, concatenated, are exactly the rows of one
+``read(path)``.
+
 Errors are :class:`SoifError` and its subclasses :class:`DecodeError` (a bad record under
 ``on_error="fail"``) and :class:`LayoutError` (Arrow data in another layout); each carries
 ``input``, ``offset`` (byte offset), ``record`` (record number, from 1) and ``url`` where
@@ -57,6 +62,7 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    NamedTuple,
     Optional,
     Sequence,
     Tuple,
@@ -70,6 +76,8 @@ __all__ = [
     "read",
     "records",
     "write",
+    "split",
+    "Split",
     "schema",
     "Reader",
     "RecordReader",
@@ -96,10 +104,118 @@ for _e in (SoifError, DecodeError, LayoutError):
 LAYOUT_VERSION: str = _soif.LAYOUT_VERSION
 #: The default ``max_record_size``: 64 MiB.
 DEFAULT_MAX_RECORD_SIZE: int = _soif.DEFAULT_MAX_RECORD_SIZE
+#: The default split size of :func:`split`: 128 MiB.
+DEFAULT_SPLIT_SIZE: int = _soif.DEFAULT_SPLIT_SIZE
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Sequence[Any]]
 
-_ON_ERROR = ("fail", "skip", "quarantine")
+_ON_ERROR = ("fail", "skip", "quarantine", "column")
+
+
+class Split(NamedTuple):
+    """A byte range of a plain SOIF file that decodes on its own, and the decoder's state
+    at its start, as :func:`split` finds them. Read one with ``soif.read(path,
+    range=split)``.
+
+    ``start`` is 0 or the byte offset of an object's ``@``; ``end`` is the next split's
+    start, or the file's size. ``first_record`` counts the objects (records and rejected
+    ones) before ``start``: record numbers in the range's errors go on from it, as in a
+    read of the whole file. ``envelope`` is the byte offset of the Harvest envelope
+    (``@UPDATE {`` …) open at ``start`` (its action goes on the records inside it), or
+    None; ``end_known`` whether the decoder already knows where the file ends there (a
+    value declared past the end was met before). Pass the ``Split`` itself to
+    :func:`read`: a bare ``(start, end)`` pair loses the envelope.
+    """
+
+    start: int
+    end: int
+    first_record: int
+    envelope: Optional[int] = None
+    end_known: bool = False
+
+    def __str__(self) -> str:
+        """The text form ``soif split`` prints and ``soif convert --range`` reads."""
+        s = f"{self.start}..{self.end}"
+        if self.first_record:
+            s += f",record={self.first_record}"
+        if self.envelope is not None:
+            s += f",envelope={self.envelope}"
+        if self.end_known:
+            s += ",end-known"
+        return s
+
+
+def split(
+    path: Union[str, "os.PathLike[str]"],
+    *,
+    size: Optional[int] = None,
+    parts: Optional[int] = None,
+    lenient: bool = False,
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+) -> List[Split]:
+    """The byte ranges of a plain SOIF file that decode independently, in order.
+
+    A value may hold anything, ``@FILE {`` lines and whole fake objects included, so a
+    range cannot start at the next line that looks like an object: one pass of soif's own
+    decoder over the file (with the GIL released; it steps over values without building
+    records) finds the real object boundaries nearest the split points and the decoder's
+    state there. Reading each split with ``read(path, range=split)`` and concatenating
+    the rows gives exactly the rows of ``read(path)``: the same records, rejections,
+    repairs, offsets and record numbers.
+
+    :param path: a plain (uncompressed) SOIF file.
+    :param size: split points every ``size`` bytes (default :data:`DEFAULT_SPLIT_SIZE`,
+        128 MiB), each moved on to the next object boundary.
+    :param parts: instead of ``size``: at most this many splits of about equal size.
+    :param lenient: as for :func:`read`; give the same ``lenient`` and
+        ``max_record_size`` to ``read``, since they decide where objects end.
+    :param max_record_size: as for :func:`read`.
+    :returns: the splits, covering the file, none empty (an empty file has none).
+    :raises ValueError: the file is compressed (gzip, bzip2, xz, zstd: a compressed
+        stream cannot be entered in the middle, so it is read whole), or not a regular
+        file.
+
+    >>> import soif, tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.soif")
+    >>> _ = open(p, "wb").write(b"@FILE { http://a/\\nNote{11}:\\t@FILE { x }\\n}\\n@FILE { http://b/\\n}\\n")
+    >>> soif.split(p, size=8)
+    [Split(start=0, end=42, first_record=0, envelope=None, end_known=False), Split(start=42, end=62, first_record=1, envelope=None, end_known=False)]
+    >>> [r.url for s in soif.split(p, size=8) for r in soif.records(p, range=s)]
+    ['http://a/', 'http://b/']
+    """
+    if isinstance(path, (bytes, bytearray, memoryview)) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"soif.split takes the path of a plain file, not {type(path).__name__}")
+    if size is not None and parts is not None:
+        raise ValueError("give size= or parts=, not both")
+    got = _soif.split(
+        os.fspath(path),
+        size=None if size is None else int(size),
+        parts=None if parts is None else int(parts),
+        lenient=bool(lenient),
+        max_record_size=int(max_record_size),
+    )
+    return [Split(*t) for t in got]
+
+
+def _range_arg(range: Any, first_record: int) -> Optional[Tuple[int, int, int, Optional[int], bool]]:
+    if range is None:
+        if first_record:
+            raise ValueError("first_record= goes with range=")
+        return None
+    if isinstance(range, Split):
+        if first_record and first_record != range.first_record:
+            raise ValueError(
+                f"first_record={first_record} contradicts the split's first_record={range.first_record}"
+            )
+        return (range.start, range.end, range.first_record, range.envelope, bool(range.end_known))
+    try:
+        start, end = range
+    except (TypeError, ValueError):
+        raise TypeError("range must be a soif.Split or a (start, end) pair of byte offsets") from None
+    start, end, first = int(start), int(end), int(first_record)
+    if start < 0 or end < start or first < 0:
+        raise ValueError(f"range=({start}, {end}), first_record={first}: offsets must satisfy 0 <= start <= end")
+    return (start, end, first, None, False)
 
 
 def _native_reader(
@@ -109,9 +225,13 @@ def _native_reader(
     on_error: str,
     quarantine: Any,
     batch_size: Optional[int],
+    range: Any = None,
+    first_record: int = 0,
+    source_column: bool = False,
 ) -> Any:
     if on_error not in _ON_ERROR:
-        raise ValueError(f'on_error must be "fail", "skip" or "quarantine", not {on_error!r}')
+        raise ValueError(f'on_error must be "fail", "skip", "quarantine" or "column", not {on_error!r}')
+    rng = _range_arg(range, first_record)
     if quarantine is not None:
         quarantine = os.fspath(quarantine)
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -119,7 +239,7 @@ def _native_reader(
     elif isinstance(source, (str, os.PathLike)):
         kind, data = "paths", [os.fspath(source)]
         name = data[0]
-    elif isinstance(source, (list, tuple)):
+    elif isinstance(source, (list, tuple)) and not isinstance(source, Split):
         data = [os.fspath(s) for s in source]
         if not data:
             raise ValueError("no source given (an empty list)")
@@ -144,6 +264,8 @@ def _native_reader(
         on_error=on_error,
         quarantine=quarantine,
         batch_size=batch_size,
+        range=rng,
+        source_column=bool(source_column),
     )
 
 
@@ -234,8 +356,11 @@ class Reader(_Counts):
 
     @property
     def schema(self) -> Any:
-        """The layout's ``pyarrow.Schema``."""
-        return schema()
+        """The reader's ``pyarrow.Schema``: the layout's, then ``_corrupt_record`` and
+        ``_source`` when asked for."""
+        import pyarrow as pa
+
+        return pa.schema(self._native)
 
     def __iter__(self) -> "Reader":
         return self
@@ -294,6 +419,9 @@ def read(
     on_error: str = "fail",
     quarantine: Union[str, "os.PathLike[str]", None] = None,
     batch_size: Optional[int] = None,
+    range: Union[Split, Tuple[int, int], None] = None,
+    first_record: int = 0,
+    source_column: bool = False,
 ) -> Reader:
     """Streams the records of ``source`` as Arrow record batches in soif's layout.
 
@@ -306,10 +434,31 @@ def read(
     :param max_record_size: the largest object accepted, in bytes (default 64 MiB); a
         larger declared size is rejected before anything is allocated for it.
     :param on_error: ``"fail"`` (raise :class:`DecodeError` at the first bad record, after
-        the batches before it), ``"skip"`` (count it, keep it in ``errors``, go on) or
-        ``"quarantine"`` (as skip, and append its original bytes to ``quarantine``).
+        the batches before it), ``"skip"`` (count it, keep it in ``errors``, go on),
+        ``"quarantine"`` (as skip, and append its original bytes to ``quarantine``) or
+        ``"column"`` (a bad record becomes a row of its own, in order: its layout columns
+        null, and an extra column ``_corrupt_record: struct<bytes: binary, text: string,
+        error: string, offset: int64, record: int64>`` set — its bytes exactly as in the
+        input, their text when UTF-8, the error message, the error's byte offset and the
+        record number; ``bytes`` is null for a record over ``max_record_size``, whose
+        bytes are skipped, not kept. ``_corrupt_record`` is null on good rows. This is
+        Spark's PERMISSIVE mode.)
     :param quarantine: the quarantine file (with ``on_error="quarantine"``).
     :param batch_size: rows per batch (default 4096; a batch also ends at 8 MiB of values).
+    :param range: read only one byte range of a plain file (``source`` one path): a
+        :class:`Split` from :func:`split` (which carries the decoder's state at its
+        start), or a ``(start, end)`` pair of boundaries outside any envelope. The rows
+        are those of ``read(source)`` whose objects start in the range, with the same
+        offsets, record numbers and errors; the decoder reads on past ``end`` to finish
+        the last one. Compressed files have no ranges (:class:`ValueError`).
+    :param first_record: with a ``(start, end)`` pair: the number of objects before
+        ``start`` (the split's ``first_record``), so that record numbers go on from it.
+    :param source_column: add a column ``_source: struct<file: string, offset: int64>``:
+        the input (as named in the source) and the byte offset where the record starts
+        (for a bad record, where its error is). For a plain file that is the offset in
+        the file; for a compressed one, in the decompressed stream.
+
+    Columns: the layout's, then ``_corrupt_record``, then ``_source``; all nullable.
 
     >>> import soif, pyarrow as pa
     >>> r = soif.read(b"@FILE { http://a/\\nTitle{5}:\\tHello\\n}\\n")
@@ -318,7 +467,19 @@ def read(
     >>> r.records_out
     1
     """
-    return Reader(_native_reader(source, lenient, max_record_size, on_error, quarantine, batch_size))
+    return Reader(
+        _native_reader(
+            source,
+            lenient,
+            max_record_size,
+            on_error,
+            quarantine,
+            batch_size,
+            range,
+            first_record,
+            source_column,
+        )
+    )
 
 
 def records(
@@ -328,16 +489,23 @@ def records(
     max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     on_error: str = "fail",
     quarantine: Union[str, "os.PathLike[str]", None] = None,
+    range: Union[Split, Tuple[int, int], None] = None,
+    first_record: int = 0,
 ) -> RecordReader:
     """Streams the records of ``source`` as :class:`Record` objects (no Arrow needed).
 
-    The arguments are those of :func:`read`.
+    The arguments are those of :func:`read` (``on_error="column"`` is :func:`read`'s
+    only: a :class:`Record` has no place for a bad one).
 
     >>> import soif
     >>> [r["Title"] for r in soif.records(b"@FILE { http://a/\\nTitle{5}:\\tHello\\n}\\n")]
     ['Hello']
     """
-    return RecordReader(_native_reader(source, lenient, max_record_size, on_error, quarantine, None))
+    if on_error == "column":
+        raise ValueError('on_error="column" is for soif.read (rows); soif.records yields good records only')
+    return RecordReader(
+        _native_reader(source, lenient, max_record_size, on_error, quarantine, None, range, first_record)
+    )
 
 
 def schema() -> Any:

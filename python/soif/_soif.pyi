@@ -6,6 +6,7 @@ LAYOUT: str
 LAYOUT_VERSION: str
 DEFAULT_MAX_RECORD_SIZE: int
 DEFAULT_BATCH_SIZE: int
+DEFAULT_SPLIT_SIZE: int
 
 class SoifError(Exception):
     input: Optional[str]
@@ -33,6 +34,8 @@ class _Reader:
         on_error: str,
         quarantine: Optional[str],
         batch_size: Optional[int],
+        range: Optional[Tuple[int, int, int, Optional[int], bool]] = None,
+        source_column: bool = False,
     ) -> None: ...
     def __arrow_c_schema__(self) -> Any: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
@@ -73,3 +76,11 @@ class _Encoder:
     def push_arrow(self, data: Any, write: Callable[[bytes], Any]) -> None: ...
 
 def layout_schema() -> Any: ...
+def split(
+    path: str,
+    *,
+    size: Optional[int] = None,
+    parts: Optional[int] = None,
+    lenient: bool = False,
+    max_record_size: int = ...,
+) -> List[Tuple[int, int, int, Optional[int], bool]]: ...

@@ -8,31 +8,93 @@
 //! taken back in input order. At most [`IN_FLIGHT`] chunks are out at a time, so memory
 //! stays bounded (a few batches), whatever the input's size.
 
-use crate::core::{Core, Failure};
-use arrow_array::RecordBatch;
+use crate::core::{Core, Corrupt, Failure, Row};
+use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
+use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_buffer::NullBufferBuilder;
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use soif_arrow::BatchBuilder;
-use soif_codecs::{Record, Value};
+use soif_codecs::{Position, Record, Value};
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+
+/// The columns a read adds after the layout's: `_corrupt_record` (`on_error="column"`)
+/// and `_source` (`source_column=True`), in that order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    pub corrupt: bool,
+    pub source: bool,
+}
+
+/// `_corrupt_record`'s fields: the bad record's bytes exactly as read, their text when
+/// UTF-8, the error message, its byte offset and record number.
+fn corrupt_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("bytes", DataType::Binary, true),
+        Field::new("text", DataType::Utf8, true),
+        Field::new("error", DataType::Utf8, true),
+        Field::new("offset", DataType::Int64, true),
+        Field::new("record", DataType::Int64, true),
+    ])
+}
+
+/// `_source`'s fields: the input's name and the record's byte offset in it.
+fn source_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("file", DataType::Utf8, true),
+        Field::new("offset", DataType::Int64, true),
+    ])
+}
+
+impl Extras {
+    /// The layout's schema (with its metadata), then the extra columns.
+    pub fn schema(self) -> SchemaRef {
+        let layout = soif_arrow::schema();
+        if self == Extras::default() {
+            return layout;
+        }
+        let mut fields: Vec<Arc<Field>> = layout.fields().iter().cloned().collect();
+        if self.corrupt {
+            fields.push(Arc::new(Field::new(
+                "_corrupt_record",
+                DataType::Struct(corrupt_fields()),
+                true,
+            )));
+        }
+        if self.source {
+            fields.push(Arc::new(Field::new(
+                "_source",
+                DataType::Struct(source_fields()),
+                true,
+            )));
+        }
+        Arc::new(Schema::new_with_metadata(fields, layout.metadata().clone()))
+    }
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 
 /// Bytes of names and values a batch holds at most (plus one record).
 pub const BATCH_BYTES: usize = 8 << 20;
 
 /// A worker thread that builds batches from chunks of records.
 struct Worker {
-    chunks: Sender<Vec<Record>>,
+    chunks: Sender<Vec<Row>>,
     batches: Receiver<RecordBatch>,
 }
 
 impl Worker {
-    fn start() -> Option<Worker> {
-        let (chunk_tx, chunk_rx) = channel::<Vec<Record>>();
+    fn start(extras: Extras) -> Option<Worker> {
+        let (chunk_tx, chunk_rx) = channel::<Vec<Row>>();
         let (batch_tx, batch_rx) = channel();
         std::thread::Builder::new()
             .name("soif-batches".into())
             .spawn(move || {
                 for chunk in chunk_rx {
-                    if batch_tx.send(build(&chunk)).is_err() {
+                    if batch_tx.send(build(&chunk, extras)).is_err() {
                         break;
                     }
                 }
@@ -47,25 +109,127 @@ impl Worker {
 
 /// A batch of `chunk`, its buffers sized up front (growing them would copy each value
 /// again and fault in pages twice).
-fn build(chunk: &[Record]) -> RecordBatch {
+fn build(chunk: &[Row], extras: Extras) -> RecordBatch {
     let (mut attributes, mut names, mut values) = (0, 0, 0);
-    for r in chunk {
-        for a in &r.attributes {
-            attributes += 1;
-            names += a.name.len();
-            values += a.value.as_bytes().map_or(0, |b| b.len());
+    for row in chunk {
+        if let Row::Record(r) = row {
+            for a in &r.attributes {
+                attributes += 1;
+                names += a.name.len();
+                values += a.value.as_bytes().map_or(0, |b| b.len());
+            }
         }
     }
     let mut builder = BatchBuilder::with_capacity(chunk.len(), attributes, names, values);
-    for r in chunk {
-        builder.push(r);
+    for row in chunk {
+        match row {
+            Row::Record(r) => builder.push(r),
+            Row::Corrupt(_) => builder.push_null(),
+        }
     }
-    builder.finish()
+    let layout = builder.finish();
+    if extras == Extras::default() {
+        return layout;
+    }
+    let mut columns = layout.columns().to_vec();
+    if extras.corrupt {
+        columns.push(corrupt_column(chunk));
+    }
+    if extras.source {
+        columns.push(source_column(chunk));
+    }
+    // Built to the schema, so this cannot fail; were it ever to, an empty batch would
+    // hide the bug.
+    RecordBatch::try_new(extras.schema(), columns)
+        .unwrap_or_else(|e| panic!("soif builds its batches to its own schema: {e}"))
+}
+
+/// `_corrupt_record`: set on the rows of bad records, null on the others.
+fn corrupt_column(chunk: &[Row]) -> Arc<dyn Array> {
+    let n = chunk.len();
+    let mut bytes = BinaryBuilder::new();
+    let mut text = StringBuilder::new();
+    let mut error = StringBuilder::new();
+    let mut offset = Int64Builder::with_capacity(n);
+    let mut record = Int64Builder::with_capacity(n);
+    let mut valid = NullBufferBuilder::new(n);
+    for row in chunk {
+        match row {
+            Row::Record(_) => {
+                bytes.append_null();
+                text.append_null();
+                error.append_null();
+                offset.append_null();
+                record.append_null();
+                valid.append_null();
+            }
+            Row::Corrupt(c) => {
+                let Corrupt {
+                    rejection,
+                    bytes: raw,
+                } = &**c;
+                match raw {
+                    Some(b) => {
+                        bytes.append_value(b);
+                        text.append_option(std::str::from_utf8(b).ok());
+                    }
+                    None => {
+                        bytes.append_null();
+                        text.append_null();
+                    }
+                }
+                error.append_value(&rejection.message);
+                offset.append_value(to_i64(rejection.position.offset));
+                record.append_value(to_i64(rejection.position.record));
+                valid.append_non_null();
+            }
+        }
+    }
+    Arc::new(StructArray::new(
+        corrupt_fields(),
+        vec![
+            Arc::new(bytes.finish()),
+            Arc::new(text.finish()),
+            Arc::new(error.finish()),
+            Arc::new(offset.finish()),
+            Arc::new(record.finish()),
+        ],
+        valid.finish(),
+    ))
+}
+
+/// `_source`: the input and byte offset of every row (for a bad record, where its
+/// error is).
+fn source_column(chunk: &[Row]) -> Arc<dyn Array> {
+    let n = chunk.len();
+    let mut file = StringBuilder::new();
+    let mut offset = Int64Builder::with_capacity(n);
+    for row in chunk {
+        let position: Option<&Position> = match row {
+            Row::Record(r) => r.position.as_ref(),
+            Row::Corrupt(c) => Some(&c.rejection.position),
+        };
+        file.append_option(position.and_then(|p| p.input.as_deref()));
+        offset.append_option(position.map(|p| to_i64(p.offset)));
+    }
+    Arc::new(StructArray::new(
+        source_fields(),
+        vec![Arc::new(file.finish()), Arc::new(offset.finish())],
+        None,
+    ))
+}
+
+/// About how many bytes a row adds to a batch.
+fn row_size(row: &Row) -> usize {
+    match row {
+        Row::Record(r) => size(r),
+        Row::Corrupt(c) => c.bytes.as_ref().map_or(0, |b| b.len()) + c.rejection.message.len(),
+    }
 }
 
 /// About how many bytes a record adds to a batch: its original bytes when the decoder
 /// kept them (it does for every object it reads), else the sum of its parts.
-fn size(r: &Record) -> usize {
+pub fn size(r: &Record) -> usize {
     if let Some(raw) = &r.raw {
         return raw.len();
     }
@@ -95,6 +259,7 @@ const IN_FLIGHT: usize = 3;
 pub struct Batches {
     pub core: Core,
     batch_size: usize,
+    extras: Extras,
     /// Empty on one core (batches are then built on the calling thread), and until the
     /// first batch is asked for.
     workers: Vec<Worker>,
@@ -109,10 +274,11 @@ pub struct Batches {
 }
 
 impl Batches {
-    pub fn new(core: Core, batch_size: usize) -> Batches {
+    pub fn new(core: Core, batch_size: usize, extras: Extras) -> Batches {
         Batches {
             core,
             batch_size,
+            extras,
             workers: Vec::new(),
             started: false,
             in_flight: VecDeque::new(),
@@ -124,10 +290,10 @@ impl Batches {
 
     /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); empty at the
     /// end or on a failure (then kept in `deferred`).
-    fn chunk(&mut self) -> Vec<Record> {
+    fn chunk(&mut self) -> Vec<Row> {
         let mut out = Vec::new();
         let result = self.core.fill(self.batch_size, BATCH_BYTES, |r| {
-            let n = size(&r);
+            let n = row_size(&r);
             out.push(r);
             n
         });
@@ -151,14 +317,15 @@ impl Batches {
             self.started = true;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             if cores > 1 {
-                self.workers = (0..2).map_while(|_| Worker::start()).collect();
+                let extras = self.extras;
+                self.workers = (0..2).map_while(|_| Worker::start(extras)).collect();
             }
         }
         if self.workers.is_empty() {
             if !self.exhausted {
                 let chunk = self.chunk();
                 if !chunk.is_empty() {
-                    return Ok(Some(build(&chunk)));
+                    return Ok(Some(build(&chunk, self.extras)));
                 }
             }
             return self.deferred.take().map_or(Ok(None), Err);

@@ -7,9 +7,10 @@
 //! holds (one record and its read buffer), whatever the input's size. The loop is plain
 //! Rust (no Python objects), so the module runs it with the GIL released.
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
-use soif_codecs::soif::{DecodeBytes, DecoderOptions, SoifDecoder};
+use soif_codecs::soif::split::decode_range;
+use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use soif_pipeline::source::{InputData, Rejection, Source};
 use soif_pipeline::Error;
@@ -33,6 +34,44 @@ pub enum Policy {
     Fail,
     Skip,
     Quarantine(PathBuf),
+    /// A bad record becomes a row of its own ([`Row::Corrupt`]): Spark's PERMISSIVE mode.
+    Column,
+}
+
+/// A record that could not be read, as a row (`on_error="column"`).
+#[derive(Debug, Clone)]
+pub struct Corrupt {
+    pub rejection: Rejection,
+    /// Its bytes exactly as in the input (for a quarantine, bytes from inside an envelope
+    /// are wrapped back into it; these are not); `None` when the decoder did not keep
+    /// them (an object over `max_record_size`).
+    pub bytes: Option<Bytes>,
+}
+
+impl From<DecodeError> for Corrupt {
+    fn from(e: DecodeError) -> Corrupt {
+        Corrupt {
+            bytes: e.raw().cloned(),
+            rejection: Rejection::from(e),
+        }
+    }
+}
+
+impl From<Rejection> for Corrupt {
+    fn from(rejection: Rejection) -> Corrupt {
+        Corrupt {
+            bytes: rejection.raw.clone(),
+            rejection,
+        }
+    }
+}
+
+/// What a read hands out: a record, or (`on_error="column"`) a record that could not be
+/// read.
+#[derive(Debug)]
+pub enum Row {
+    Record(Record),
+    Corrupt(Box<Corrupt>),
 }
 
 /// Why reading stopped, for the Python side's exceptions.
@@ -159,7 +198,7 @@ impl Core {
     }
 
     /// The next record or rejection of the inputs, `None` at the end.
-    fn next_item(&mut self) -> Result<Option<Result<Record, Rejection>>, Failure> {
+    fn next_item(&mut self) -> Result<Option<Result<Record, Box<Corrupt>>>, Failure> {
         loop {
             let Some(feed) = self.feed.as_mut() else {
                 if self.done {
@@ -186,8 +225,19 @@ impl Core {
                                 records: 0,
                                 eof: false,
                             },
-                            InputData::Held { data, consumed } => Feed::Held {
-                                items: SoifDecoder::new(opts).decode_bytes(data),
+                            InputData::Held {
+                                data,
+                                consumed,
+                                range,
+                            } => Feed::Held {
+                                items: match range {
+                                    None => SoifDecoder::new(opts).decode_bytes(data),
+                                    Some(split) => {
+                                        decode_range(data, opts, &split).map_err(|e| {
+                                            Failure::Config(format!("{}: {e}", input.name))
+                                        })?
+                                    }
+                                },
                                 consumed,
                             },
                             InputData::Records(stream) => Feed::Records { stream, records: 0 },
@@ -222,7 +272,7 @@ impl Core {
                     .map_err(|e| stopped(e, *read, *records))?;
                     if let Some(item) = item {
                         *records += 1;
-                        break Some(item.map_err(Rejection::from));
+                        break Some(item.map_err(|e| Box::new(Corrupt::from(e))));
                     }
                     if *eof {
                         break None;
@@ -242,13 +292,13 @@ impl Core {
                 Feed::Held { items, consumed } => {
                     let item = items.next();
                     consumed(items.offset());
-                    item.map(|i| i.map_err(Rejection::from))
+                    item.map(|i| i.map_err(|e| Box::new(Corrupt::from(e))))
                 }
                 Feed::Records { stream, records } => match self.rt.block_on(stream.next()) {
                     None => None,
                     Some(Ok(item)) => {
                         *records += 1;
-                        Some(item)
+                        Some(item.map_err(|e| Box::new(Corrupt::from(e))))
                     }
                     Some(Err(e)) => {
                         let n = *records;
@@ -273,8 +323,9 @@ impl Core {
         }
     }
 
-    /// The next good record, with the error policy applied to bad ones.
-    fn next_record(&mut self) -> Result<Option<Record>, Failure> {
+    /// The next good record (or, under [`Policy::Column`], bad one), with the error
+    /// policy applied to bad ones.
+    fn next_record(&mut self) -> Result<Option<Row>, Failure> {
         loop {
             let Some(item) = self.next_item()? else {
                 if let Some(q) = self.quarantine.as_mut() {
@@ -290,13 +341,24 @@ impl Core {
                     if !record.repairs.is_empty() {
                         bump(&self.counts.repaired);
                     }
-                    return Ok(Some(record));
+                    return Ok(Some(Row::Record(record)));
                 }
-                Err(rejection) => {
+                Err(corrupt) => {
                     bump(&self.counts.rejected);
+                    let rejection = match &self.policy {
+                        Policy::Column => {
+                            if let Ok(mut errors) = self.counts.errors.lock() {
+                                if errors.len() < MAX_ERRORS {
+                                    errors.push(corrupt.rejection.clone());
+                                }
+                            }
+                            return Ok(Some(Row::Corrupt(corrupt)));
+                        }
+                        _ => corrupt.rejection,
+                    };
                     match &self.policy {
                         Policy::Fail => return Err(Failure::Decode(rejection)),
-                        Policy::Skip => {}
+                        Policy::Skip | Policy::Column => {}
                         Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
                             (Some(raw), Some(q)) => {
                                 q.write_all(raw).map_err(|e| Failure::Io {
@@ -324,7 +386,7 @@ impl Core {
         &mut self,
         max: usize,
         max_bytes: usize,
-        mut take: impl FnMut(Record) -> usize,
+        mut take: impl FnMut(Row) -> usize,
     ) -> Result<usize, Failure> {
         if let Some(f) = self.pending.take() {
             self.failed = true;
@@ -336,9 +398,11 @@ impl Core {
         let (mut n, mut bytes) = (0usize, 0usize);
         while n < max.max(1) && bytes < max_bytes {
             match self.next_record() {
-                Ok(Some(record)) => {
-                    bump(&self.counts.records_out);
-                    bytes += take(record);
+                Ok(Some(row)) => {
+                    if matches!(row, Row::Record(_)) {
+                        bump(&self.counts.records_out);
+                    }
+                    bytes += take(row);
                     n += 1;
                 }
                 Ok(None) => break,

@@ -48,6 +48,7 @@ impl Source for BytesInput {
                     data: InputData::Held {
                         data,
                         consumed: Box::new(|_| {}),
+                        range: None,
                     },
                 }));
             }

@@ -14,8 +14,8 @@ mod core;
 mod input;
 mod normalize;
 
-use crate::batches::Batches;
-use crate::core::{Core, Counts, Failure, Policy};
+use crate::batches::{Batches, Extras};
+use crate::core::{Core, Counts, Failure, Policy, Row};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::create_exception;
@@ -24,6 +24,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
 use soif_arrow::{BatchView, LayoutError as ArrowLayoutError};
+use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::{DecoderOptions, SoifEncoder};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::source::{Rejection, Source};
@@ -127,7 +128,7 @@ fn without_gil<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 }
 
 /// A reader's batches as an Arrow stream (what `__arrow_c_stream__` exports).
-struct BatchStream(Batches);
+struct BatchStream(Batches, SchemaRef);
 
 impl Iterator for BatchStream {
     type Item = Result<RecordBatch, ArrowError>;
@@ -146,7 +147,7 @@ impl Iterator for BatchStream {
 
 impl RecordBatchReader for BatchStream {
     fn schema(&self) -> SchemaRef {
-        soif_arrow::schema()
+        self.1.clone()
     }
 }
 
@@ -155,21 +156,24 @@ impl RecordBatchReader for BatchStream {
 struct Reader {
     core: Mutex<Option<Batches>>,
     counts: Arc<Counts>,
+    /// The layout's schema, then the columns asked for (`_corrupt_record`, `_source`).
+    schema: SchemaRef,
 }
 
 fn parse_policy(on_error: &str, quarantine: Option<PathBuf>) -> PyResult<Policy> {
     match (on_error, quarantine) {
         ("fail", None) => Ok(Policy::Fail),
         ("skip", None) => Ok(Policy::Skip),
+        ("column", None) => Ok(Policy::Column),
         ("quarantine", Some(p)) => Ok(Policy::Quarantine(p)),
         ("quarantine", None) => Err(PyValueError::new_err(
             "on_error=\"quarantine\" needs quarantine=PATH",
         )),
-        ("fail" | "skip", Some(_)) => Err(PyValueError::new_err(
+        ("fail" | "skip" | "column", Some(_)) => Err(PyValueError::new_err(
             "quarantine=PATH goes with on_error=\"quarantine\"",
         )),
         (other, _) => Err(PyValueError::new_err(format!(
-            "on_error must be \"fail\", \"skip\" or \"quarantine\", not {other:?}"
+            "on_error must be \"fail\", \"skip\", \"quarantine\" or \"column\", not {other:?}"
         ))),
     }
 }
@@ -184,8 +188,10 @@ impl Reader {
 #[pymethods]
 impl Reader {
     /// `kind` is "paths" (a list of paths, globs, directories, URLs), "bytes" or "file".
+    /// `range` (one plain file only): `(start, end, first_record, envelope, end_known)`,
+    /// a split as `split` returns it.
     #[new]
-    #[pyo3(signature = (kind, source, name, *, lenient, max_record_size, on_error, quarantine, batch_size))]
+    #[pyo3(signature = (kind, source, name, *, lenient, max_record_size, on_error, quarantine, batch_size, range=None, source_column=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         kind: &str,
@@ -196,6 +202,8 @@ impl Reader {
         on_error: &str,
         quarantine: Option<PathBuf>,
         batch_size: Option<usize>,
+        range: Option<(u64, u64, u64, Option<u64>, bool)>,
+        source_column: bool,
     ) -> PyResult<Reader> {
         let py = source.py();
         let policy = parse_policy(on_error, quarantine)?;
@@ -211,8 +219,39 @@ impl Reader {
         if lenient {
             decoder = decoder.lenient();
         }
-        let src: Box<dyn Source> = match kind {
-            "paths" => {
+        let extras = Extras {
+            corrupt: policy == Policy::Column,
+            source: source_column,
+        };
+        let src: Box<dyn Source> = match (kind, range) {
+            ("paths", Some((start, end, first_record, envelope, end_known))) => {
+                let paths: Vec<String> = source.extract()?;
+                let [path] = &paths[..] else {
+                    return Err(PyValueError::new_err(
+                        "range= reads one byte range of one file: give one path",
+                    ));
+                };
+                let spec = RangeSpec {
+                    start,
+                    end,
+                    first_record,
+                    envelope,
+                    end_known,
+                };
+                if end < start {
+                    return Err(PyValueError::new_err(format!(
+                        "range=({start}, {end}): the end is before the start"
+                    )));
+                }
+                Box::new(soif_sources::range::RangeSource::new(
+                    PathBuf::from(path),
+                    spec,
+                ))
+            }
+            (_, Some(_)) => return Err(PyValueError::new_err(
+                "range= reads a byte range of a file: give its path (not bytes or a file object)",
+            )),
+            ("paths", None) => {
                 let paths: Vec<String> = source.extract()?;
                 let specs = py
                     .detach(|| soif_sources::expand(&paths))
@@ -223,12 +262,12 @@ impl Reader {
                 };
                 Box::new(soif_sources::InputSource::new(specs, opts))
             }
-            "bytes" => {
+            ("bytes", None) => {
                 let data: PyBackedBytes = source.extract()?;
                 Box::new(input::BytesInput::new(&name, data))
             }
-            "file" => Box::new(input::FileInput::new(&name, source.clone().unbind())),
-            other => {
+            ("file", None) => Box::new(input::FileInput::new(&name, source.clone().unbind())),
+            (other, None) => {
                 return Err(PyValueError::new_err(format!(
                     "unknown source kind {other:?}"
                 )))
@@ -238,14 +277,16 @@ impl Reader {
         let core =
             Core::new(src, decoder, policy, counts.clone()).map_err(|f| failure_error(py, f))?;
         Ok(Reader {
-            core: Mutex::new(Some(Batches::new(core, batch_size))),
+            core: Mutex::new(Some(Batches::new(core, batch_size, extras))),
             counts,
+            schema: extras.schema(),
         })
     }
 
-    /// The layout's schema as an `arrow_schema` PyCapsule (reading nothing).
+    /// The reader's schema (the layout's, then the extra columns asked for) as an
+    /// `arrow_schema` PyCapsule (reading nothing).
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        capsules::schema_capsule(py, &soif_arrow::schema())
+        capsules::schema_capsule(py, &self.schema)
     }
 
     /// The batches as an `arrow_array_stream` PyCapsule. A reader is read once: the
@@ -264,7 +305,7 @@ impl Reader {
                 "this soif reader was already read (a reader streams once): call soif.read() again",
             )
         })?;
-        capsules::stream_capsule(py, Box::new(BatchStream(core)))
+        capsules::stream_capsule(py, Box::new(BatchStream(core, self.schema.clone())))
     }
 
     /// The next batch as an object with `__arrow_c_array__`, or None at the end.
@@ -294,14 +335,14 @@ impl Reader {
         let core = &mut core.core;
         let result = py.detach(move || {
             let mut out = Vec::new();
-            core.fill(n, batches::BATCH_BYTES, |r| {
-                let size = r
-                    .attributes
-                    .iter()
-                    .map(|a| a.name.len() + 16)
-                    .sum::<usize>();
-                out.push(r);
-                size
+            core.fill(n, batches::BATCH_BYTES, |row| match row {
+                Row::Record(r) => {
+                    let size = batches::size(&r);
+                    out.push(r);
+                    size
+                }
+                // Not under the policies `soif.records` allows.
+                Row::Corrupt(_) => 0,
             })
             .map(|_| out)
         });
@@ -549,6 +590,54 @@ impl Encoder {
     }
 }
 
+/// The splits of a plain SOIF file (see `soif.split`): `(start, end, first_record,
+/// envelope, end_known)` tuples, found by the boundary pass with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (path, *, size=None, parts=None, lenient=false, max_record_size=soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE))]
+#[allow(clippy::type_complexity)]
+fn split(
+    py: Python<'_>,
+    path: PathBuf,
+    size: Option<u64>,
+    parts: Option<u64>,
+    lenient: bool,
+    max_record_size: usize,
+) -> PyResult<Vec<(u64, u64, u64, Option<u64>, bool)>> {
+    use soif_sources::range::By;
+    let by = match (size, parts) {
+        (Some(0), _) => return Err(PyValueError::new_err("size must be positive")),
+        (_, Some(0)) => return Err(PyValueError::new_err("parts must be positive")),
+        (Some(s), None) => By::Size(s),
+        (None, Some(p)) => By::Parts(p),
+        (None, None) => By::Size(DEFAULT_SPLIT_SIZE),
+        (Some(_), Some(_)) => return Err(PyValueError::new_err("give size= or parts=, not both")),
+    };
+    if max_record_size == 0 {
+        return Err(PyValueError::new_err("max_record_size must be positive"));
+    }
+    let mut opts = DecoderOptions::with_max_record_size(max_record_size);
+    opts.lenient = lenient;
+    let result = py.detach(|| {
+        soif_sources::range::splits(&path, opts, by).map(|splits| {
+            splits
+                .map(|s| {
+                    (
+                        s.start,
+                        s.end,
+                        s.first_record,
+                        s.envelope.map(|e| e.offset),
+                        s.end_known,
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    result.map_err(|e| failure_error(py, e.into()))
+}
+
+/// `soif.split`'s default split size: 128 MiB (Spark's own default for files).
+const DEFAULT_SPLIT_SIZE: u64 = 128 << 20;
+
 /// The layout's schema as an `arrow_schema` capsule (for `pyarrow.schema(...)`).
 #[pyfunction]
 fn layout_schema(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
@@ -571,6 +660,8 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add_class::<Batch>()?;
     m.add_class::<Encoder>()?;
+    m.add("DEFAULT_SPLIT_SIZE", DEFAULT_SPLIT_SIZE)?;
     m.add_function(wrap_pyfunction!(layout_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(split, m)?)?;
     Ok(())
 }

@@ -20,6 +20,9 @@
 //! by their magic bytes (`PAR1`, `ARROW1`, an IPC stream's `FF FF FF FF`) at the start of
 //! a file.
 //!
+//! [`range`] finds the byte ranges of a plain file that decode independently (`soif
+//! split`) and reads one of them as a source (`soif convert --range`).
+//!
 //! JSON Lines is recognised by `--from jsonl`, by a `.jsonl` or `.ndjson` name (before any
 //! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
 //! JSON Lines with `{`.
@@ -31,6 +34,7 @@ pub mod file;
 pub mod http;
 pub mod jsonl;
 pub mod parquet;
+pub mod range;
 
 pub use file::expand;
 pub use tempfile::TempPath;
@@ -206,7 +210,11 @@ impl InputSource {
                     });
                     return Ok(Input {
                         name,
-                        data: InputData::Held { data, consumed },
+                        data: InputData::Held {
+                            data,
+                            consumed,
+                            range: None,
+                        },
                     });
                 }
             }
