@@ -43,6 +43,8 @@ enum Command {
     Rdm(cmd::rdm::RdmArgs),
     /// Serve SQLite catalogs over RDM (GET/POST /rdm/incoming).
     Serve(cmd::serve::ServeArgs),
+    /// Print byte ranges of a plain SOIF file at object boundaries, for `convert --range`.
+    Split(cmd::split::SplitArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,5 +56,6 @@ fn main() -> ExitCode {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Rdm(args) => cmd::rdm::run(args),
+        Command::Split(args) => cmd::split::run(args),
     }
 }

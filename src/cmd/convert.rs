@@ -6,13 +6,16 @@
 
 use super::{fail, runtime, InputArgs, Reporter};
 use clap::Args;
+use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::Record;
 use soif_pipeline::engine::ErrorPolicy;
 use soif_pipeline::transforms::{self, TransformContext};
+use soif_pipeline::Source;
 use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};
 use soif_sinks::wide::ShapeCollector;
 use soif_sinks::{Charset, Format, SinkOptions};
-use soif_sources::{InputSource, InputSpec, SourceOptions};
+use soif_sources::range::RangeSource;
+use soif_sources::{InputFormat, InputSource, InputSpec, SourceOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -27,6 +30,7 @@ use std::sync::{Arc, Mutex};
   soif convert records.parquet --to soif          # back to canonical SOIF, byte for byte
   soif convert archive/ -t collapse --to parquet --parquet-layout wide -o wide.parquet
   soif convert broken.soif --to jsonl --on-error quarantine --quarantine bad.soif --lenient
+  soif split --parts 8 big.soif | parallel -k soif convert big.soif --range {} --to jsonl -q
 
 Transforms (-t, applied in order):
   collapse, expand, dc, validate[:SCHEMA], select:A,B, order:-Score,+Title,
@@ -100,6 +104,19 @@ pub struct ConvertArgs {
     /// serve` accepts; another catalog server may not).
     #[arg(long)]
     pub gzip_posts: bool,
+
+    /// Convert only this byte range of one plain SOIF file, as `soif split` prints it:
+    /// START..END, then the decoder's state at START (`,record=N`, `,envelope=OFFSET`,
+    /// `,end-known`). The records are those of a run over the whole file whose objects
+    /// start in the range, with the same offsets, record numbers and errors (the last one
+    /// is read on past END). Give the --lenient and --max-record-size `soif split` had.
+    #[arg(long, value_name = "RANGE", value_parser = parse_range)]
+    pub range: Option<RangeSpec>,
+}
+
+fn parse_range(s: &str) -> Result<RangeSpec, String> {
+    s.parse()
+        .map_err(|e: soif_codecs::soif::split::SplitError| e.to_string())
 }
 
 pub fn run(args: ConvertArgs) -> ExitCode {
@@ -129,8 +146,14 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     sink.parquet_layout = parse_parquet_layout(&args.parquet_layout)?;
     let mut engine = args.input.engine_options(&Reporter::silent())?;
     engine.observer = None;
+    let specs = args.input.specs()?;
+    let range = match &args.range {
+        None => None,
+        Some(spec) => Some(range_input(&args.input, &specs, *spec)?),
+    };
     Ok(Job {
-        specs: args.input.specs()?,
+        specs,
+        range,
         source: args.input.source_options(),
         engine,
         transforms: args.transforms.clone(),
@@ -138,6 +161,48 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
         sinks: vec![sink],
         quiet: args.input.quiet,
     })
+}
+
+/// `--range` reads one plain file: refused for anything else, with what to do instead.
+fn range_input(
+    input: &super::InputArgs,
+    specs: &[InputSpec],
+    spec: RangeSpec,
+) -> Result<(PathBuf, RangeSpec), Error> {
+    let path = match specs {
+        [InputSpec::File(path)] => path.clone(),
+        [InputSpec::Stdin] => {
+            return Err(Error::Config(
+                "--range reads a byte range of a plain file; stdin cannot be entered in the middle (save it to a file first)".into(),
+            ))
+        }
+        [InputSpec::Url(_)] => {
+            return Err(Error::Config(
+                "--range reads a byte range of a local plain file, not a URL".into(),
+            ))
+        }
+        _ => {
+            return Err(Error::Config(format!(
+                "--range reads a byte range of one file; {} inputs were given",
+                specs.len()
+            )))
+        }
+    };
+    if input.no_mmap {
+        return Err(Error::Config(
+            "--range reads the file mapped into memory; it cannot go with --no-mmap".into(),
+        ));
+    }
+    if !matches!(
+        InputFormat::parse(&input.from),
+        Some(InputFormat::Auto | InputFormat::Soif)
+    ) {
+        return Err(Error::Config(format!(
+            "--range reads SOIF, not --from {}",
+            input.from
+        )));
+    }
+    Ok((path, spec))
 }
 
 pub fn parse_charset(s: &str) -> Result<Charset, Error> {
@@ -167,6 +232,8 @@ pub fn parse_parquet_layout(s: &str) -> Result<soif_sinks::parquet::Layout, Erro
 /// Everything one pass of the engine needs, from the command line or a pipeline file.
 pub struct Job {
     pub specs: Vec<InputSpec>,
+    /// `--range`: one byte range of one plain file instead of `specs`.
+    pub range: Option<(PathBuf, RangeSpec)>,
     pub source: SourceOptions,
     /// The observer is set by [`execute`].
     pub engine: EngineOptions,
@@ -174,6 +241,16 @@ pub struct Job {
     pub context: TransformContext,
     pub sinks: Vec<SinkOptions>,
     pub quiet: bool,
+}
+
+impl Job {
+    /// The records' source: the inputs, or the one range of one file.
+    fn source(&self) -> Box<dyn Source> {
+        match &self.range {
+            Some((path, spec)) => Box::new(RangeSource::new(path.clone(), *spec)),
+            None => Box::new(InputSource::new(self.specs.clone(), self.source.clone())),
+        }
+    }
 }
 
 /// Runs a job and returns the exit status (printing the summary or the error).
@@ -198,11 +275,10 @@ pub fn execute(mut job: Job) -> ExitCode {
         };
         match prepared.await {
             Ok((_spooled, transforms, sinks)) => {
-                let source = InputSource::new(job.specs.clone(), job.source.clone());
                 let mut opts = job.engine.clone();
                 opts.observer = Some(reporter.clone());
                 Engine::new(opts)
-                    .run_counted(Box::new(source), transforms, sinks)
+                    .run_counted(job.source(), transforms, sinks)
                     .await
             }
             // Nothing was converted yet (the CSV first pass, opening the output).
@@ -262,18 +338,14 @@ async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error>
         }
     }
     let collector = Arc::new(Mutex::new(ShapeCollector::default()));
-    let source = InputSource::new(job.specs.clone(), job.source.clone());
+    let source = job.source();
     let mut opts = job.engine.clone();
     // Bad records are the second pass's business: here they are only skipped.
     opts.policy = ErrorPolicy::Skip;
     opts.observer = None;
     let sink = CollectorSink(collector.clone());
     Engine::new(opts)
-        .run(
-            Box::new(source),
-            build_transforms(job)?,
-            vec![Box::new(sink)],
-        )
+        .run(source, build_transforms(job)?, vec![Box::new(sink)])
         .await?;
     let (columns, multi) = collector
         .lock()

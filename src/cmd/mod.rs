@@ -9,6 +9,7 @@ pub mod convert;
 pub mod rdm;
 pub mod run;
 pub mod serve;
+pub mod split;
 pub mod stats;
 pub mod validate;
 

@@ -131,6 +131,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
     }
     Ok(Job {
         specs: soif_sources::expand(&config.source.inputs)?,
+        range: None,
         source: SourceOptions {
             format,
             max_record_size,

@@ -46,7 +46,8 @@
 //! file's end (so do the errors found at the end: an unclosed envelope, a truncated
 //! object). Split points are the multiples of a size, or `parts` equal fractions of the
 //! file; each moves forward to the next object boundary, so a split is never empty, and
-//! several points inside one large object give one split. The pass stops at the boundary
+//! several points inside one large object give one split. A split that would hold no
+//! record and no error (only an envelope's header) runs on to the next point instead. The pass stops at the boundary
 //! after the last split point: the rest of the file is not read.
 //!
 //! # Cost
@@ -401,41 +402,53 @@ impl Iterator for Splitter {
         if self.done {
             return None;
         }
-        // The next split point past the current split's start.
-        let point = loop {
-            self.k += 1;
-            match self.point(self.k) {
-                Some(p) if p <= self.start.start => continue,
-                other => break other,
-            }
-        };
+        // This split's start and the decoder's state there; it ends at the file's end
+        // unless a boundary ends it first.
         let mut split = self.start;
-        let Some(point) = point else {
-            // No point left: the rest of the file is the last split (not read).
-            self.done = true;
-            return (!split.is_empty()).then_some(split);
-        };
-        let d = &mut self.items;
-        d.decoder.stop_at = Some(point);
-        d.decoder.stopped = false;
-        for _ in d.by_ref() {}
-        if !d.decoder.stopped {
-            // The end of the input came first.
-            self.done = true;
-            return (!split.is_empty()).then_some(split);
+        // The boundary the decoder stands at.
+        let mut at = split.start;
+        // Whether the split holds an item (a record or an error) yet: one that holds
+        // none (only an envelope's header) goes on to the next point instead of
+        // becoming a split without rows.
+        let mut holds = false;
+        loop {
+            // The next split point past the boundary.
+            let point = loop {
+                self.k += 1;
+                match self.point(self.k) {
+                    Some(p) if p <= at => continue,
+                    other => break other,
+                }
+            };
+            let Some(point) = point else {
+                // No point left: the rest of the file is the last split (not read).
+                self.done = true;
+                return (!split.is_empty()).then_some(split);
+            };
+            let d = &mut self.items;
+            d.decoder.stop_at = Some(point);
+            d.decoder.stopped = false;
+            holds |= d.by_ref().count() > 0;
+            if !d.decoder.stopped {
+                // The end of the input came first.
+                self.done = true;
+                return (!split.is_empty()).then_some(split);
+            }
+            at = d.offset();
+            if holds {
+                let (records, envelope, end_known) = d.decoder.carried();
+                self.start = Split {
+                    start: at,
+                    end: self.len,
+                    first_record: records,
+                    envelope: envelope.map(|(action, offset)| Envelope { action, offset }),
+                    end_known,
+                };
+                // Never empty: the boundary is at or past a point past the split's start.
+                split.end = at;
+                return Some(split);
+            }
         }
-        let at = d.offset();
-        let (records, envelope, end_known) = d.decoder.carried();
-        split.end = at;
-        self.start = Split {
-            start: at,
-            end: self.len,
-            first_record: records,
-            envelope: envelope.map(|(action, offset)| Envelope { action, offset }),
-            end_known,
-        };
-        // Never empty: the boundary is at or past a point past the split's start.
-        Some(split)
     }
 }
 
