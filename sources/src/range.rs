@@ -100,23 +100,12 @@ pub fn splits(
         By::Size(size) => Splitter::by_size(data, opts, size),
         By::Parts(parts) => Splitter::by_parts(data, opts, parts),
     };
-    // The mapping's pages behind the pass are handed back as it goes, as when decoding.
-    Ok(Box::new(Released { splitter, mapped }))
-}
-
-struct Released {
-    splitter: Splitter,
-    mapped: file::Mapped,
-}
-
-impl Iterator for Released {
-    type Item = Split;
-
-    fn next(&mut self) -> Option<Split> {
-        let s = self.splitter.next();
-        self.mapped.consumed(self.splitter.offset());
-        s
-    }
+    // The mapping's pages behind the pass are handed back as it goes, as when decoding,
+    // so that a pass over a large file does not hold it resident.
+    let mut mapped = mapped;
+    Ok(Box::new(
+        splitter.with_progress(move |offset| mapped.consumed(offset)),
+    ))
 }
 
 /// One byte range of a plain file as the engine's [`Source`]: its objects, decoded as a

@@ -54,8 +54,11 @@
 //!
 //! The pass parses every object's header and attribute headers and steps over values of
 //! known size without reading them (strict mode); lenient mode also looks at each value's
-//! lines, as the decoder does. Measured on this project's generated Harvest data (1 GB,
-//! `benches/split.rs`; figures in the README): see "Splitting" in the README.
+//! lines, as the decoder does. On `soif-gen` Harvest data held in memory
+//! (`cargo bench -p soif-codecs --bench split`, a loaded 2-core VM) it runs at 10.6 GiB/s
+//! strict and 2.6 GiB/s lenient, against 6.3 GiB/s for a decode that builds the records;
+//! `soif split --parts 8` over a 1 GB file in the page cache takes 0.11–0.21 s strict
+//! (README, "Splitting").
 //!
 //! ```
 //! use bytes::Bytes;
@@ -347,6 +350,8 @@ pub struct Splitter {
     /// Where the next split starts, and the state there.
     start: Split,
     done: bool,
+    /// Told the offset the pass has reached after each object (see `with_progress`).
+    progress: Option<Box<dyn FnMut(u64) + Send>>,
 }
 
 impl Splitter {
@@ -373,7 +378,16 @@ impl Splitter {
             k: 0,
             start: Split::whole(len),
             done: false,
+            progress: None,
         }
+    }
+
+    /// Calls `f` with the offset the pass has reached after each object: a mapped file's
+    /// owner lets go of the pages behind it (`soif_sources::file::Mapped::consumed`), so
+    /// that the pass over a large file does not hold it resident.
+    pub fn with_progress(mut self, f: impl FnMut(u64) + Send + 'static) -> Splitter {
+        self.progress = Some(Box::new(f));
+        self
     }
 
     /// The `k`-th split point (from 1), or `None` past the last one.
@@ -428,7 +442,12 @@ impl Iterator for Splitter {
             let d = &mut self.items;
             d.decoder.stop_at = Some(point);
             d.decoder.stopped = false;
-            holds |= d.by_ref().count() > 0;
+            while d.next().is_some() {
+                holds = true;
+                if let Some(f) = self.progress.as_mut() {
+                    f(d.offset());
+                }
+            }
             if !d.decoder.stopped {
                 // The end of the input came first.
                 self.done = true;
