@@ -811,3 +811,66 @@ fn a_second_run_is_refused_at_once_and_a_killed_runs_lock_is_taken_over() {
         6000
     );
 }
+
+#[test]
+fn a_run_killed_while_committing_is_completed_by_the_next_not_taken_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("in")).unwrap();
+    for n in ["a.soif", "b.soif"] {
+        let p = dir.join("in").join(n);
+        std::fs::write(&p, record(&format!("http://{n}/"), n)).unwrap();
+        age(&p, 3600);
+    }
+    let args = [
+        "convert",
+        "in",
+        "--state",
+        "s.db",
+        "--to",
+        "parquet",
+        "-o",
+        "r.parquet",
+        "-q",
+    ];
+    ok(&run(dir, &args));
+    let files = published(dir, ".parquet");
+    assert_eq!(files.len(), 1);
+    // Put the state back where a kill between staging and completing leaves it (step 4
+    // of the protocol committed, step 5 not begun): the run `committing`, its output
+    // ready under its temporary name, its progress staged but not applied.
+    let state = dir.join("s.db");
+    let temp: String = one(&state, "SELECT temp FROM run_outputs WHERE run = 1");
+    std::fs::rename(&files[0], &temp).unwrap();
+    Connection::open(&state)
+        .unwrap()
+        .execute_batch(
+            "UPDATE runs SET status = 'committing', finished = NULL WHERE id = 1;
+             UPDATE run_outputs SET state = 'ready' WHERE run = 1;
+             DELETE FROM files;",
+        )
+        .unwrap();
+    let out = run(
+        dir,
+        &[&args[..args.len() - 1], &["--report", "r.json"]].concat(),
+    );
+    ok(&out);
+    assert!(
+        stderr(&out).contains("run 1 was killed while committing; it is now complete"),
+        "{}",
+        stderr(&out)
+    );
+    // Published under its final name; the inputs were not taken again.
+    assert_eq!(published(dir, ".parquet"), files);
+    assert!(!Path::new(&temp).exists());
+    assert!(taken(&report(&dir.join("r.json"))).is_empty());
+    assert_eq!(
+        one::<i64>(&state, "SELECT count(*) FROM files WHERE run = 1"),
+        2
+    );
+    assert_eq!(
+        one::<String>(&state, "SELECT status FROM runs WHERE id = 1"),
+        "ok"
+    );
+    assert_eq!(parquet_rows(&files).len(), 2);
+}
