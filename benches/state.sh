@@ -20,6 +20,7 @@ RUNS=${RUNS:-5}
 WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/soif-statebench.XXXXXX")}
 mkdir -p "$WORK"
 [ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --release --quiet --bin soif)
+[ -x "$SOIF" ] || { echo "no $SOIF (build it, or set CARGO_TARGET_DIR)" >&2; exit 1; }
 
 rm -rf "$WORK/dumps" "$WORK/run" && mkdir -p "$WORK/dumps" "$WORK/run"
 python3 - "$WORK/dumps" "$FILES" <<'PY'
@@ -65,7 +66,8 @@ TOML
 
 # once CMD...: prints "seconds peak_rss_mib" of one run.
 once() {
-    (cd "$WORK/run" && /usr/bin/time -o "$WORK/time.txt" -f '%e %M' "$@" >/dev/null 2>&1)
+    (cd "$WORK/run" && /usr/bin/time -o "$WORK/time.txt" -f '%e %M' "$@" >/dev/null 2>"$WORK/err.txt") || {
+        echo "failed: $* ($(tail -3 "$WORK/err.txt"))" >&2; exit 1; }
     local out s m
     out=$(tail -1 "$WORK/time.txt"); s=${out% *}; m=${out#* }
     printf '%.3f %.1f\n' "$s" "$(echo "$m / 1024" | bc -l)"

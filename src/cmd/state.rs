@@ -106,7 +106,12 @@ fn execute(args: &StateArgs) -> Result<(), StateError> {
     }
     let runs = store.runs(args.limit)?;
     let sources = store.sources()?;
-    let files = store.files(None)?;
+    let files = if args.files {
+        store.files(None)?
+    } else {
+        Vec::new()
+    };
+    let file_count = store.file_count()?;
     if args.json {
         let v = json!({
             "state": args.state.display().to_string(),
@@ -130,7 +135,7 @@ fn execute(args: &StateArgs) -> Result<(), StateError> {
                     "run": f.run, "taken": f.taken, "records": f.records,
                 })).collect::<Vec<_>>())
             } else {
-                json!(files.len())
+                json!(file_count)
             },
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -183,8 +188,8 @@ fn execute(args: &StateArgs) -> Result<(), StateError> {
         }
     } else {
         out.push_str(&format!(
-            "files: {} taken (--files lists them)\n",
-            files.len()
+            "files: {file_count} taken (--files lists them)
+"
         ));
     }
     print!("{out}");

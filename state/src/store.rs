@@ -15,7 +15,7 @@ pub struct StateStore {
     conn: Connection,
     path: PathBuf,
     /// Held by a store opened for a run ([`StateStore::open`]).
-    _lock: Option<RunLock>,
+    lock: Option<RunLock>,
 }
 
 /// A run just begun.
@@ -131,7 +131,7 @@ impl std::fmt::Debug for StateStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateStore")
             .field("path", &self.path)
-            .field("locked", &self._lock.is_some())
+            .field("locked", &self.lock.is_some())
             .finish()
     }
 }
@@ -158,7 +158,7 @@ impl StateStore {
         let store = StateStore {
             conn,
             path: path.to_path_buf(),
-            _lock: Some(lock),
+            lock: Some(lock),
         };
         let _ = store.conn.busy_timeout(std::time::Duration::from_secs(10));
         // Checked first: another SQLite database (a catalog given by mistake) is refused
@@ -198,7 +198,7 @@ impl StateStore {
         Ok(Some(StateStore {
             conn,
             path: path.to_path_buf(),
-            _lock: None,
+            lock: None,
         }))
     }
 
@@ -299,6 +299,14 @@ impl StateStore {
                     .collect::<rusqlite::Result<_>>()
             })
             .map_err(|e| self.err("reading files", e))
+    }
+
+    /// How many files the state has taken.
+    pub fn file_count(&self) -> Result<u64, StateError> {
+        self.conn
+            .query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(|e| self.err("counting files", e))
     }
 
     /// The committed checkpoint of every source other than files.
@@ -629,7 +637,7 @@ impl StateStore {
     /// Needs the lock ([`StateStore::open`]): a run going on would otherwise commit
     /// over it.
     pub fn forget(&mut self, name: &str) -> Result<usize, StateError> {
-        if self._lock.is_none() {
+        if self.lock.is_none() {
             return Err(StateError::Invalid(
                 "forgetting needs the state opened for writing".to_string(),
             ));
