@@ -120,6 +120,13 @@ pub struct SourceOptions {
     /// Map plain SOIF files into memory and decode them in place (see [`file::map`]);
     /// `false` reads every input as a stream (`--no-mmap`).
     pub mmap: bool,
+    /// An incremental run's checkpoints (`--state`; see
+    /// [`soif_pipeline::checkpoint`]): a source that can ask for only what is new (HTTP,
+    /// RDM catalogs, OAI-PMH) reads its previous checkpoint under its key (the URL as
+    /// given) and stages the new one once it has read its input to the end. `None`:
+    /// not incremental, read everything. Files are not concerned: the state store picks
+    /// which files to read before the run.
+    pub checkpoints: Option<soif_pipeline::Checkpoints>,
 }
 
 impl Default for SourceOptions {
@@ -128,6 +135,7 @@ impl Default for SourceOptions {
             format: InputFormat::Auto,
             max_record_size: 64 << 20,
             mmap: true,
+            checkpoints: None,
         }
     }
 }

@@ -6,10 +6,12 @@
 //! [`Reporter`] (progress bar, warnings, the summary line) and exit statuses.
 
 pub mod convert;
+pub mod incremental;
 pub mod rdm;
 pub mod run;
 pub mod serve;
 pub mod split;
+pub mod state;
 pub mod stats;
 pub mod validate;
 
@@ -108,6 +110,7 @@ impl InputArgs {
             format: InputFormat::parse(&self.from).unwrap_or_default(),
             max_record_size: self.max_record_size,
             mmap: !self.no_mmap,
+            checkpoints: None,
         }
     }
 
