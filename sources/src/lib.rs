@@ -2,7 +2,8 @@
 //!
 //! [`InputSource`] reads a list of inputs — files, directories and globs ([`file`]),
 //! stdin, `http(s)://` URLs ([`http`]), RDM catalogs ([`catalog`]: `x-catalog://`, or an
-//! `http(s)://` URL whose reply is `application/x-rdm`) — one after the other as one stream, implementing
+//! `http(s)://` URL whose reply is `application/x-rdm`), OAI-PMH repositories ([`oai`]:
+//! `oai+http(s)://`) — one after the other as one stream, implementing
 //! the engine's [`Source`] trait. Every input is decompressed when its first bytes say
 //! gzip, bzip2, xz or zstd ([`decompress`]), then handed on as SOIF bytes for the engine's
 //! decoder, or decoded here when it is JSON Lines ([`jsonl`]).
@@ -20,18 +21,24 @@
 //! by their magic bytes (`PAR1`, `ARROW1`, an IPC stream's `FF FF FF FF`) at the start of
 //! a file.
 //!
+//! With [`SourceOptions::checkpoints`], URLs, catalogs and OAI-PMH repositories are read
+//! incrementally from the previous run's resume points ([`checkpoint`]).
+//!
 //! JSON Lines is recognised by `--from jsonl`, by a `.jsonl` or `.ndjson` name (before any
 //! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
 //! JSON Lines with `{`.
 
 pub mod arrow;
 pub mod catalog;
+pub mod checkpoint;
 pub mod decompress;
 pub mod file;
 pub mod http;
 pub mod jsonl;
+pub mod oai;
 pub mod parquet;
 
+pub use checkpoint::{Checkpoints, Notices};
 pub use file::expand;
 pub use tempfile::TempPath;
 
@@ -116,6 +123,11 @@ pub struct SourceOptions {
     /// Map plain SOIF files into memory and decode them in place (see [`file::map`]);
     /// `false` reads every input as a stream (`--no-mmap`).
     pub mmap: bool,
+    /// Resume points: with them, URLs, catalogs and OAI-PMH repositories are read from
+    /// where the previous run got to, and record where this one gets to ([`checkpoint`]).
+    pub checkpoints: Option<Checkpoints>,
+    /// Where retries and other notices go.
+    pub notices: Option<Notices>,
 }
 
 impl Default for SourceOptions {
@@ -124,6 +136,8 @@ impl Default for SourceOptions {
             format: InputFormat::Auto,
             max_record_size: 64 << 20,
             mmap: true,
+            checkpoints: None,
+            notices: None,
         }
     }
 }
@@ -167,16 +181,12 @@ impl InputSource {
     async fn open(&mut self, spec: InputSpec) -> Result<Input, Error> {
         let name: Arc<str> = Arc::from(spec.name());
         if let InputSpec::Url(url) = &spec {
+            if oai::is_oai(url) {
+                let data = self.open_oai(url, name.clone()).await?;
+                return Ok(Input { name, data });
+            }
             if catalog::is_catalog(url) {
-                let client = self.http_client()?;
-                let data = catalog::open(
-                    &client,
-                    url,
-                    name.clone(),
-                    self.opts.max_record_size,
-                    Some(self.read.clone()),
-                )
-                .await?;
+                let data = self.open_catalog(url, name.clone()).await?;
                 return Ok(Input { name, data });
             }
         }
@@ -220,7 +230,27 @@ impl InputSource {
             ),
             InputSpec::Url(url) => {
                 let client = self.http_client()?;
-                let resp = http::get(&client, url).await?;
+                let checkpoints = self.opts.checkpoints.clone();
+                let previous = checkpoints
+                    .as_ref()
+                    .and_then(|c| c.previous(&name))
+                    .and_then(|t| http::Validators::from_json(&t));
+                let resp = http::get_conditional(&client, url, previous.as_ref()).await?;
+                if let (Some(c), Some(p)) = (&checkpoints, &previous) {
+                    if resp.status() == reqwest::StatusCode::NOT_MODIFIED {
+                        // Unchanged since the last run: nothing to read.
+                        c.record(&name, p.to_json(), true);
+                        return Ok(Input {
+                            name,
+                            data: InputData::Records(Box::pin(futures::stream::empty())),
+                        });
+                    }
+                }
+                if let (Some(c), true) = (&checkpoints, resp.status().is_success()) {
+                    if let Some(v) = http::Validators::of(&resp) {
+                        c.record(&name, v.to_json(), false);
+                    }
+                }
                 if catalog::is_rdm_reply(&resp) {
                     let data = catalog::open_reply(
                         resp,
@@ -281,6 +311,59 @@ impl InputSource {
 }
 
 impl InputSource {
+    /// Harvests an OAI-PMH repository, from the previous run's resume point if any.
+    async fn open_oai(&mut self, url: &str, name: Arc<str>) -> Result<InputData, Error> {
+        let client = self.http_client()?;
+        let mut opts = oai::HarvestOptions {
+            read: Some(self.read.clone()),
+            notices: self.opts.notices.clone(),
+            ..oai::HarvestOptions::default()
+        };
+        if let Some(c) = &self.opts.checkpoints {
+            opts.resume = c
+                .previous(&name)
+                .and_then(|t| oai::OaiCheckpoint::from_json(&t));
+            let (c, key) = (c.clone(), name.to_string());
+            opts.done = Some(Arc::new(move |next: oai::OaiCheckpoint| {
+                c.record(&key, next.to_json(), false)
+            }));
+        }
+        oai::open(&client, url, name, opts).await
+    }
+
+    /// Reads an RDM catalog: with resume points, a plain "send all RD's" input reads only
+    /// the deletions and RDs since the previous run started ([`catalog::open_since`]).
+    async fn open_catalog(&mut self, url: &str, name: Arc<str>) -> Result<InputData, Error> {
+        let client = self.http_client()?;
+        let max = self.opts.max_record_size;
+        let read = Some(self.read.clone());
+        let incremental = match &self.opts.checkpoints {
+            Some(c) if catalog::is_incremental(&catalog::CatalogRequest::parse(url)?) => {
+                Some(c.clone())
+            }
+            _ => None,
+        };
+        let Some(checkpoints) = incremental else {
+            return catalog::open(&client, url, name, max, read).await;
+        };
+        let started = unix_now();
+        let previous = checkpoints
+            .previous(&name)
+            .and_then(|t| catalog::checkpoint_from_json(&t));
+        let (data, server_date) = match previous {
+            Some(since) => {
+                catalog::open_since(&client, url, name.clone(), max, read, since).await?
+            }
+            None => (
+                catalog::open(&client, url, name.clone(), max, read).await?,
+                None,
+            ),
+        };
+        let next = server_date.map_or(started, |d| d.min(started));
+        checkpoints.record(&name, catalog::checkpoint_json(next), false);
+        Ok(data)
+    }
+
     /// Parquet or Arrow, by `--from`, by name, or (files) by magic bytes.
     fn columnar(&self, spec: &InputSpec, name: &str) -> Option<InputFormat> {
         match self.opts.format {
@@ -379,12 +462,40 @@ fn http_client() -> Result<reqwest::Client, Error> {
         .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))
 }
 
+/// Now, in Unix seconds.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 /// Copies an input that cannot be read twice (stdin, a URL) to a temporary file, as
 /// stored (still compressed), for a second pass. The file is deleted when the returned
 /// path is dropped.
 pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
+    spool_with(spec, &SourceOptions::default()).await
+}
+
+/// [`spool`] with the run's options: an OAI-PMH harvest is copied as SOIF (deletions in
+/// `@DELETE { }`), read from the resume point in `opts.checkpoints` and recording the
+/// next one, as the run itself would.
+pub async fn spool_with(
+    spec: &InputSpec,
+    opts: &SourceOptions,
+) -> Result<tempfile::TempPath, Error> {
     let name = spec.name();
     if let InputSpec::Url(url) = spec {
+        if oai::is_oai(url) {
+            let mut source = InputSource::new(Vec::new(), opts.clone());
+            let data = source.open_oai(url, Arc::from(name.as_str())).await?;
+            let (mut file, path) = temp_file().await?;
+            catalog::spool_records(data, url, &mut file).await?;
+            tokio::io::AsyncWriteExt::flush(&mut file)
+                .await
+                .map_err(|e| Error::io(format!("copying {name}"), e))?;
+            return Ok(path);
+        }
         if catalog::is_catalog(url) {
             let (mut file, path) = temp_file().await?;
             catalog::spool_to(&http_client()?, url, &mut file).await?;

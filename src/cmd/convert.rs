@@ -179,6 +179,11 @@ pub struct Job {
 /// Runs a job and returns the exit status (printing the summary or the error).
 pub fn execute(mut job: Job) -> ExitCode {
     let reporter = Reporter::new(job.quiet);
+    // Sources' notices (an OAI-PMH page asked again after a 503) are warnings.
+    let r = reporter.clone();
+    job.source.notices = Some(soif_sources::Notices(Arc::new(move |m: &str| {
+        soif_pipeline::engine::Observer::warning(&*r, m)
+    })));
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(&e),
@@ -253,7 +258,7 @@ async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error>
     for spec in &mut job.specs {
         if !spec.is_rereadable() {
             let name = spec.name();
-            let path = soif_sources::spool(spec).await?;
+            let path = soif_sources::spool_with(spec, &job.source).await?;
             *spec = InputSpec::Spooled {
                 path: path.to_path_buf(),
                 name,

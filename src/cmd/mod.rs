@@ -107,6 +107,7 @@ impl InputArgs {
             format: InputFormat::parse(&self.from).unwrap_or_default(),
             max_record_size: self.max_record_size,
             mmap: !self.no_mmap,
+            ..SourceOptions::default()
         }
     }
 

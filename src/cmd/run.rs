@@ -135,6 +135,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             format,
             max_record_size,
             mmap: config.source.mmap,
+            ..SourceOptions::default()
         },
         engine: EngineOptions {
             policy,
