@@ -358,7 +358,9 @@ pub async fn open(
         opts,
         request,
     };
-    if harvest.granularity.is_none() && harvest.request.until.is_none() {
+    // The granularity is needed only for a resume point, and only the first time.
+    let wants_checkpoint = harvest.opts.done.is_some() && harvest.request.until.is_none();
+    if harvest.granularity.is_none() && wants_checkpoint {
         harvest.granularity = harvest.identify().await;
     }
     let from = harvest.opts.resume.as_ref().map(|c| c.from.clone());

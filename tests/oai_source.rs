@@ -1,0 +1,664 @@
+//! OAI-PMH repositories as inputs (`oai+http://…`), HTTP conditional requests and
+//! incremental `x-catalog://` reads, end to end over loopback servers: `soif serve` (its
+//! provider and its catalog) and tiny servers in this file that count what they are asked
+//! and misbehave on purpose (503 with Retry-After, the same page again).
+
+use futures::StreamExt;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::Connection;
+use soif_pipeline::source::{InputData, Source};
+use soif_sources::{expand, Checkpoints, InputSource, SourceOptions};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+mod common;
+use common::{code, convert, stderr, summary, Serve};
+
+const TOKEN: &str = "oai-token";
+
+/// `n` FILE records numbered from `first`, with what must survive byte for byte: a CR,
+/// bytes that are not UTF-8, repeated names, `<&>`.
+fn records(first: usize, n: usize, edition: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for k in first..first + n {
+        let mut attrs: Vec<(String, Vec<u8>)> = vec![
+            (
+                "Title".into(),
+                format!("Document {k} <{edition}> & co").into_bytes(),
+            ),
+            ("Author-1".into(), b"A. Author".to_vec()),
+            ("Author-2".into(), format!("B. Writer {k}").into_bytes()),
+            ("Keywords".into(), b"line one\r\nline two".to_vec()),
+            ("Last-Modification-Time".into(), b"774988159".to_vec()),
+        ];
+        if k % 3 == 0 {
+            attrs.push(("Latin".into(), vec![b'c', 0xe9, b't', 0xe9, 0x00]));
+        }
+        out.extend_from_slice(format!("@FILE {{ http://example.org/doc/{k}\n").as_bytes());
+        for (name, value) in attrs {
+            out.extend_from_slice(format!("{name}{{{}}}:\t", value.len()).as_bytes());
+            out.extend_from_slice(&value);
+            out.push(b'\n');
+        }
+        out.extend_from_slice(b"}\n");
+    }
+    out
+}
+
+/// `haystack` with every `from` replaced by `to`.
+fn replace(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if haystack[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn deletions(keys: &[usize]) -> Vec<u8> {
+    let mut out = b"@DELETE {\n".to_vec();
+    for k in keys {
+        out.extend_from_slice(format!("@FILE {{ http://example.org/doc/{k}\n}}\n").as_bytes());
+    }
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// Submits SOIF to the served catalog.
+fn submit(serve: &Serve, soif: &[u8]) {
+    let csid = serve.csid();
+    let out = convert(
+        &["-", "--to", "rdm", "-o", &csid, "--token", TOKEN, "-q"],
+        soif,
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+/// Every record table of a catalog database, as `template → url → {column: value}`
+/// (NULLs and the `soif_` bookkeeping columns left out): two databases loaded in
+/// different orders compare equal when they hold the same records.
+fn records_of(db: &Path) -> BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>> {
+    let conn = Connection::open(db).unwrap();
+    let tables: Vec<(String, String)> = conn
+        .prepare("SELECT template, table_name FROM soif_tables")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = BTreeMap::new();
+    for (template, table) in tables {
+        let mut st = conn.prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
+        let names: Vec<String> = st.column_names().iter().map(|s| s.to_string()).collect();
+        let rows = st
+            .query_map([], |r| {
+                let mut row = BTreeMap::new();
+                for (i, n) in names.iter().enumerate() {
+                    if n.starts_with("soif_") {
+                        continue;
+                    }
+                    let v = match r.get::<_, SqlValue>(i)? {
+                        SqlValue::Null => continue,
+                        SqlValue::Text(t) => format!("text:{t}"),
+                        SqlValue::Blob(b) => format!("blob:{b:?}"),
+                        SqlValue::Integer(x) => format!("int:{x}"),
+                        SqlValue::Real(x) => format!("real:{x}"),
+                    };
+                    row.insert(n.clone(), v);
+                }
+                Ok(row)
+            })
+            .unwrap();
+        let mut by_url = BTreeMap::new();
+        for row in rows {
+            let row = row.unwrap();
+            by_url.insert(row.get("url").cloned().unwrap_or_default(), row);
+        }
+        if !by_url.is_empty() {
+            out.insert(template, by_url);
+        }
+    }
+    out
+}
+
+fn oai_url(serve: &Serve, query: &str) -> String {
+    format!("oai+http://{}/oai/books?{query}", serve.addr)
+}
+
+/// Canonical SOIF records of a stream, as a set (the catalog and the provider list them
+/// in different orders).
+fn soif_set(bytes: &[u8]) -> BTreeSet<Vec<u8>> {
+    let mut out = BTreeSet::new();
+    let mut rest = bytes;
+    while let Some(start) = rest.windows(6).position(|w| w == b"@FILE ") {
+        let from = &rest[start..];
+        let end = from
+            .windows(3)
+            .position(|w| w == b"\n}\n")
+            .map_or(from.len(), |e| e + 3);
+        out.insert(from[..end].to_vec());
+        rest = &from[end..];
+    }
+    out
+}
+
+#[test]
+fn a_full_harvest_in_the_soif_format_is_the_catalog_byte_for_byte() {
+    let serve = Serve::start("books", TOKEN, &["--oai-page-size", "4"]);
+    submit(&serve, &records(1, 23, "first"));
+    // 23 items at 4 a page: six pages, five resumption tokens.
+    let harvested = convert(
+        &[&oai_url(&serve, "metadataPrefix=soif"), "--to", "soif"],
+        b"",
+    );
+    assert_eq!(code(&harvested), 0, "{}", stderr(&harvested));
+    assert_eq!(summary(&harvested).records_in, 23);
+    let direct = convert(&[&serve.csid(), "--to", "soif", "-q"], b"");
+    assert_eq!(code(&direct), 0, "{}", stderr(&direct));
+    let (h, d) = (soif_set(&harvested.stdout), soif_set(&direct.stdout));
+    assert_eq!(h.len(), 23);
+    assert_eq!(h, d);
+
+    // Into SQLite: the same rows as the served catalog.
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror.db");
+    let m = mirror.to_str().unwrap();
+    let out = convert(
+        &[
+            &oai_url(&serve, "metadataPrefix=soif"),
+            "--to",
+            "sqlite",
+            "-o",
+            m,
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+}
+
+#[test]
+fn oai_dc_items_become_dublin_core_records_named_by_their_identifiers() {
+    let serve = Serve::start("books", TOKEN, &["--oai-page-size", "2"]);
+    submit(&serve, &records(1, 5, "dc"));
+    let out = convert(
+        &[
+            &oai_url(&serve, "metadataPrefix=oai_dc&set=FILE"),
+            "--to",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    for l in &lines {
+        assert_eq!(l["template"], "Dublin-Core");
+        let url = l["url"].as_str().unwrap();
+        assert!(
+            url.starts_with("oai:") && url.contains(":FILE/http://example.org/doc/"),
+            "{url}"
+        );
+        let a = &l["attributes"];
+        assert!(a["TITLE"].as_str().unwrap().starts_with("Document "), "{l}");
+        // Author-1, Author-2 → two dc:creator → CREATOR-1, CREATOR-2.
+        assert_eq!(a["CREATOR-1"], "A. Author");
+        assert!(a["CREATOR-2"].as_str().unwrap().starts_with("B. Writer"));
+        assert_eq!(a["DATE"], "1994-07-23T18:29:19Z");
+    }
+    // A set with nothing in it: noRecordsMatch is an empty harvest, not an error.
+    let out = convert(
+        &[
+            &oai_url(&serve, "metadataPrefix=oai_dc&set=DOCUMENT"),
+            "--to",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    // Another OAI-PMH error is an error naming the page.
+    let out = convert(
+        &[
+            &oai_url(&serve, "metadataPrefix=oai_dc&from=2026-13-45"),
+            "--to",
+            "jsonl",
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 1);
+    let e = stderr(&out);
+    assert!(e.contains("page 1") && e.contains("badArgument"), "{e}");
+}
+
+/// A UTC timestamp at second granularity, as OAI-PMH writes them.
+fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Waits until the clock has passed into the next second: a load and the harvest after
+/// it then never share a datestamp second (`from` is inclusive, so a shared second would
+/// fetch the load's items again — harmless, but the counts below are exact).
+fn next_second() {
+    let start = now_utc();
+    while now_utc() == start {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_incremental_mirror_stays_identical_across_additions_and_deletions() {
+    let serve = Serve::start("books", TOKEN, &["--oai-page-size", "5"]);
+    submit(&serve, &records(1, 12, "first"));
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror.db");
+    let m = mirror.to_str().unwrap();
+    next_second();
+    // Run 1: everything.
+    let from1 = now_utc();
+    let out = convert(
+        &[
+            &oai_url(&serve, "metadataPrefix=soif"),
+            "--to",
+            "sqlite",
+            "-o",
+            m,
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(summary(&out).records_in, 12);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+
+    // Run 2: three new, two changed, two deleted: seven items.
+    submit(&serve, &records(13, 3, "first"));
+    submit(&serve, &records(4, 2, "second"));
+    submit(&serve, &deletions(&[7, 9]));
+    next_second();
+    let from2 = now_utc();
+    let out = convert(
+        &[
+            &oai_url(&serve, &format!("metadataPrefix=soif&from={from1}")),
+            "--to",
+            "sqlite",
+            "-o",
+            m,
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(summary(&out).records_in, 7);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+    assert!(!records_of(&mirror)["FILE"].contains_key("text:http://example.org/doc/7"));
+
+    // Run 3: one deleted that was added in run 2, one added back that was deleted.
+    submit(&serve, &deletions(&[14]));
+    submit(&serve, &records(9, 1, "back"));
+    next_second();
+    let out = convert(
+        &[
+            &oai_url(&serve, &format!("metadataPrefix=soif&from={from2}")),
+            "--to",
+            "sqlite",
+            "-o",
+            m,
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(summary(&out).records_in, 2);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+}
+
+/// A tiny HTTP server on 127.0.0.1: `answer` gets the request line and headers and
+/// returns the whole reply; the number of requests is counted.
+struct Tiny {
+    addr: String,
+    requests: Arc<AtomicUsize>,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+type Answer = Arc<dyn Fn(usize, &str) -> Vec<u8> + Send + Sync>;
+
+impl Tiny {
+    fn start(answer: Answer) -> Tiny {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let requests = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (r, s) = (requests.clone(), seen.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let (r, s, answer) = (r.clone(), s.clone(), answer.clone());
+                std::thread::spawn(move || serve_one(stream, &r, &s, &answer));
+            }
+        });
+        Tiny {
+            addr,
+            requests,
+            seen,
+        }
+    }
+}
+
+fn serve_one(
+    mut stream: TcpStream,
+    count: &AtomicUsize,
+    seen: &Mutex<Vec<String>>,
+    answer: &Answer,
+) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let n = count.fetch_add(1, Ordering::SeqCst);
+        seen.lock().unwrap().push(head.clone());
+        let reply = answer(n, &head);
+        if stream.write_all(&reply).is_err() {
+            return;
+        }
+    }
+}
+
+fn reply(status: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len()).into_bytes();
+    for (k, v) in headers {
+        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    out
+}
+
+fn dc_page(ids: &[&str], token: Option<&str>) -> Vec<u8> {
+    let mut s = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\">\
+         <responseDate>2026-11-24T10:00:00Z</responseDate><request verb=\"ListRecords\">http://x/oai</request><ListRecords>",
+    );
+    for id in ids {
+        s.push_str(&format!(
+            "<record><header><identifier>{id}</identifier><datestamp>2026-11-24</datestamp></header>\
+             <metadata><oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" \
+             xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:title>Title of {id}</dc:title></oai_dc:dc></metadata></record>"
+        ));
+    }
+    if let Some(t) = token {
+        s.push_str(&format!("<resumptionToken>{t}</resumptionToken>"));
+    }
+    s.push_str("</ListRecords></OAI-PMH>");
+    s.into_bytes()
+}
+
+#[test]
+fn a_503_with_retry_after_is_asked_again_and_nothing_is_lost() {
+    // Each page is refused once with 503 + Retry-After: 1, then served.
+    let tiny = Tiny::start(Arc::new(|n, head: &str| {
+        if n % 2 == 0 {
+            return reply("503 Service Unavailable", &[("Retry-After", "1")], b"busy");
+        }
+        let page = if head.contains("resumptionToken=t2") {
+            dc_page(&["oai:x:3"], None)
+        } else {
+            dc_page(&["oai:x:1", "oai:x:2"], Some("t2"))
+        };
+        reply("200 OK", &[("Content-Type", "text/xml")], &page)
+    }));
+    let url = format!("oai+http://{}/oai", tiny.addr);
+    let out = convert(&[&url, "--to", "jsonl"], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(summary(&out).records_in, 3);
+    assert_eq!(tiny.requests.load(Ordering::SeqCst), 4);
+    let e = stderr(&out);
+    assert!(e.contains("HTTP 503") && e.contains("retry 1 of 6"), "{e}");
+    assert!(e.contains("page 2"), "{e}");
+
+    // A repository that never recovers: a clear error after the retries, naming the
+    // URL and the page.
+    let down = Tiny::start(Arc::new(|_, _: &str| {
+        reply("503 Service Unavailable", &[("Retry-After", "0")], b"down")
+    }));
+    let url = format!("oai+http://{}/oai", down.addr);
+    let out = convert(&[&url, "--to", "jsonl"], b"");
+    assert_eq!(code(&out), 1);
+    let e = stderr(&out);
+    assert!(
+        e.contains("page 1") && e.contains("giving up after 7 attempts") && e.contains(&down.addr),
+        "{e}"
+    );
+    assert_eq!(down.requests.load(Ordering::SeqCst), 7);
+}
+
+#[test]
+fn a_resumption_token_sent_twice_stops_the_harvest() {
+    let tiny = Tiny::start(Arc::new(|_, _: &str| {
+        reply("200 OK", &[], &dc_page(&["oai:x:1"], Some("same")))
+    }));
+    let url = format!("oai+http://{}/oai", tiny.addr);
+    let out = convert(&[&url, "--to", "jsonl"], b"");
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("same resumption token"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(tiny.requests.load(Ordering::SeqCst), 2);
+}
+
+/// Reads every input of `source`: records (or, for SOIF bytes, the byte count).
+async fn drain(mut source: InputSource) -> (usize, usize) {
+    let (mut records, mut bytes) = (0, 0);
+    while let Some(input) = source.next_input().await.unwrap() {
+        match input.data {
+            InputData::Records(mut s) => {
+                while let Some(item) = s.next().await {
+                    item.unwrap().unwrap();
+                    records += 1;
+                }
+            }
+            InputData::Soif(mut r) => {
+                let mut buf = Vec::new();
+                tokio::io::AsyncReadExt::read_to_end(&mut r, &mut buf)
+                    .await
+                    .unwrap();
+                bytes += buf.len();
+            }
+            InputData::Held { data, .. } => bytes += data.len(),
+        }
+    }
+    (records, bytes)
+}
+
+fn source(inputs: &[String], checkpoints: &Checkpoints) -> InputSource {
+    let opts = SourceOptions {
+        checkpoints: Some(checkpoints.clone()),
+        ..SourceOptions::default()
+    };
+    InputSource::new(expand(inputs).unwrap(), opts)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn an_http_source_answered_304_is_not_read_again() {
+    let body = records(1, 3, "http");
+    let served = Arc::new(AtomicUsize::new(0));
+    let s = served.clone();
+    let tiny = Tiny::start(Arc::new(move |_, head: &str| {
+        if head.to_ascii_lowercase().contains("if-none-match: \"v1\"") {
+            return reply("304 Not Modified", &[("ETag", "\"v1\"")], b"");
+        }
+        s.fetch_add(1, Ordering::SeqCst);
+        reply(
+            "200 OK",
+            &[
+                ("ETag", "\"v1\""),
+                ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ],
+            &body,
+        )
+    }));
+    let inputs = vec![format!("http://{}/All-Templates.soif", tiny.addr)];
+    let rt = runtime();
+    let first = Checkpoints::new(HashMap::new());
+    let (_, bytes) = rt.block_on(drain(source(&inputs, &first)));
+    assert_eq!(bytes, records(1, 3, "http").len());
+    let taken = first.taken();
+    let outcome = &taken[&inputs[0]];
+    assert!(!outcome.unchanged);
+    assert!(outcome.checkpoint.contains("v1"), "{}", outcome.checkpoint);
+
+    let previous: HashMap<String, String> =
+        taken.into_iter().map(|(k, v)| (k, v.checkpoint)).collect();
+    let second = Checkpoints::new(previous);
+    let (records_read, bytes) = rt.block_on(drain(source(&inputs, &second)));
+    assert_eq!((records_read, bytes), (0, 0));
+    assert!(second.taken()[&inputs[0]].unchanged);
+    assert_eq!(tiny.requests.load(Ordering::SeqCst), 2);
+    assert_eq!(served.load(Ordering::SeqCst), 1, "the body was sent once");
+    let seen = tiny.seen.lock().unwrap();
+    assert!(
+        seen[1]
+            .to_ascii_lowercase()
+            .contains("if-modified-since: sun, 06 nov 1994 08:49:37 gmt"),
+        "{}",
+        seen[1]
+    );
+}
+
+#[test]
+fn oai_checkpoints_resume_from_the_response_date() {
+    let tiny = Tiny::start(Arc::new(|_, head: &str| {
+        if head.contains("verb=Identify") {
+            let body = "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\"><responseDate>2026-11-24T10:00:00Z</responseDate>\
+                        <Identify><granularity>YYYY-MM-DD</granularity></Identify></OAI-PMH>";
+            return reply("200 OK", &[], body.as_bytes());
+        }
+        if head.contains("from=2026-11-24") {
+            return reply("200 OK", &[], &dc_page(&["oai:x:9"], None));
+        }
+        reply("200 OK", &[], &dc_page(&["oai:x:1", "oai:x:2"], None))
+    }));
+    let inputs = vec![format!("oai+http://{}/oai", tiny.addr)];
+    let rt = runtime();
+    let first = Checkpoints::new(HashMap::new());
+    assert_eq!(rt.block_on(drain(source(&inputs, &first))).0, 2);
+    let cp = first.taken()[&inputs[0]].checkpoint.clone();
+    // The day granularity of Identify: responseDate 2026-11-24T10:00:00Z → from=2026-11-24.
+    assert!(cp.contains("\"from\":\"2026-11-24\""), "{cp}");
+    let second = Checkpoints::new([(inputs[0].clone(), cp)].into_iter().collect());
+    assert_eq!(rt.block_on(drain(source(&inputs, &second))).0, 1);
+    // Identify once (the second run knows the granularity), then one list each.
+    assert_eq!(tiny.requests.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn an_incremental_catalog_read_takes_deletions_and_changes_since_the_last_run() {
+    let serve = Serve::start("books", TOKEN, &[]);
+    // The gatherer scope reads the RDs' own dates: Update-Time now for these.
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let dated = |first: usize, n: usize| {
+        let t = now().to_string();
+        let update = format!("Update-Time{{{}}}:\t{t}\n", t.len());
+        replace(
+            &records(first, n, "c"),
+            b"Last-Modification-Time{9}:\t774988159\n",
+            update.as_bytes(),
+        )
+    };
+    submit(&serve, &dated(1, 6));
+    // The scope is inclusive: RDs dated in the second the run starts come again next
+    // time. Start in a later second, so that the counts below are exact.
+    next_second();
+    let inputs = vec![serve.csid()];
+    let rt = runtime();
+    let first = Checkpoints::new(HashMap::new());
+    assert_eq!(rt.block_on(drain(source(&inputs, &first))).0, 6);
+    let cp = first.taken()[&inputs[0]].checkpoint.clone();
+    assert!(cp.contains("since"), "{cp}");
+
+    // Later: two new, one deleted.
+    submit(&serve, &dated(7, 2));
+    submit(&serve, &deletions(&[3]));
+    let second = Checkpoints::new([(inputs[0].clone(), cp)].into_iter().collect());
+    let mut src = source(&inputs, &second);
+    let items = rt.block_on(async {
+        let mut out = Vec::new();
+        while let Some(input) = src.next_input().await.unwrap() {
+            if let InputData::Records(mut s) = input.data {
+                while let Some(item) = s.next().await {
+                    let r = item.unwrap().unwrap();
+                    out.push((r.action, r.url_str().into_owned()));
+                }
+            }
+        }
+        out
+    });
+    assert_eq!(
+        items,
+        [
+            (
+                Some(soif_codecs::Action::Delete),
+                "http://example.org/doc/3".to_string()
+            ),
+            (None, "http://example.org/doc/7".to_string()),
+            (None, "http://example.org/doc/8".to_string()),
+        ]
+    );
+}
