@@ -67,7 +67,7 @@ use soif_pipeline::transforms::dc::{ELEMENTS, TEMPLATE as DC_TEMPLATE};
 use soif_pipeline::Error;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The OAI-PMH 2.0 namespace.
@@ -1094,21 +1094,6 @@ fn unpercent(text: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
-}
-
-/// A shared slot for a checkpoint (what [`HarvestOptions::done`] fills in tests).
-pub fn checkpoint_slot() -> (
-    Arc<Mutex<Option<OaiCheckpoint>>>,
-    Arc<dyn Fn(OaiCheckpoint) + Send + Sync>,
-) {
-    let slot = Arc::new(Mutex::new(None));
-    let s = slot.clone();
-    let done = Arc::new(move |c: OaiCheckpoint| {
-        if let Ok(mut g) = s.lock() {
-            *g = Some(c);
-        }
-    });
-    (slot, done)
 }
 
 #[cfg(test)]
