@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
   soif convert records.parquet --to soif          # back to canonical SOIF, byte for byte
   soif convert archive/ -t collapse --to parquet --parquet-layout wide -o wide.parquet
   soif convert broken.soif --to jsonl --on-error quarantine --quarantine bad.soif --lenient
+  soif convert 'oai+https://repo.example.org/oai?metadataPrefix=oai_dc' --to sqlite -o mirror.db
 
 Transforms (-t, applied in order):
   collapse, expand, dc, validate[:SCHEMA], select:A,B, order:-Score,+Title,
