@@ -7,8 +7,9 @@ use futures::StreamExt;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use soif_pipeline::source::{InputData, Source};
-use soif_sources::{expand, Checkpoints, InputSource, SourceOptions};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use soif_pipeline::{Checkpoint, Checkpoints};
+use soif_sources::{expand, InputSource, SourceOptions};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -523,6 +524,11 @@ fn source(inputs: &[String], checkpoints: &Checkpoints) -> InputSource {
     InputSource::new(expand(inputs).unwrap(), opts)
 }
 
+/// A run's checkpoints: the previous run's staged ones (none the first time), starting now.
+fn checkpoints(previous: &[(String, Checkpoint)]) -> Checkpoints {
+    Checkpoints::new(previous.to_vec(), now_utc())
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -551,20 +557,20 @@ fn an_http_source_answered_304_is_not_read_again() {
     }));
     let inputs = vec![format!("http://{}/All-Templates.soif", tiny.addr)];
     let rt = runtime();
-    let first = Checkpoints::new(HashMap::new());
+    let first = checkpoints(&[]);
     let (_, bytes) = rt.block_on(drain(source(&inputs, &first)));
     assert_eq!(bytes, records(1, 3, "http").len());
-    let taken = first.taken();
-    let outcome = &taken[&inputs[0]];
-    assert!(!outcome.unchanged);
-    assert!(outcome.checkpoint.contains("v1"), "{}", outcome.checkpoint);
+    let staged = first.staged();
+    assert_eq!(staged.len(), 1);
+    assert_eq!(staged[0].0, inputs[0]);
+    assert_eq!(staged[0].1.kind, "http");
+    assert!(staged[0].1.value.contains("v1"), "{:?}", staged[0]);
 
-    let previous: HashMap<String, String> =
-        taken.into_iter().map(|(k, v)| (k, v.checkpoint)).collect();
-    let second = Checkpoints::new(previous);
+    let second = checkpoints(&staged);
     let (records_read, bytes) = rt.block_on(drain(source(&inputs, &second)));
     assert_eq!((records_read, bytes), (0, 0));
-    assert!(second.taken()[&inputs[0]].unchanged);
+    // Unchanged: the same checkpoint again.
+    assert_eq!(second.staged(), staged);
     assert_eq!(tiny.requests.load(Ordering::SeqCst), 2);
     assert_eq!(served.load(Ordering::SeqCst), 1, "the body was sent once");
     let seen = tiny.seen.lock().unwrap();
@@ -592,12 +598,14 @@ fn oai_checkpoints_resume_from_the_response_date() {
     }));
     let inputs = vec![format!("oai+http://{}/oai", tiny.addr)];
     let rt = runtime();
-    let first = Checkpoints::new(HashMap::new());
+    let first = checkpoints(&[]);
     assert_eq!(rt.block_on(drain(source(&inputs, &first))).0, 2);
-    let cp = first.taken()[&inputs[0]].checkpoint.clone();
+    let staged = first.staged();
+    let cp = &staged[0].1;
+    assert_eq!(cp.kind, "oai");
     // The day granularity of Identify: responseDate 2026-11-24T10:00:00Z → from=2026-11-24.
-    assert!(cp.contains("\"from\":\"2026-11-24\""), "{cp}");
-    let second = Checkpoints::new([(inputs[0].clone(), cp)].into_iter().collect());
+    assert!(cp.value.contains("\"from\":\"2026-11-24\""), "{cp:?}");
+    let second = checkpoints(&staged);
     assert_eq!(rt.block_on(drain(source(&inputs, &second))).0, 1);
     // Identify once (the second run knows the granularity), then one list each.
     assert_eq!(tiny.requests.load(Ordering::SeqCst), 3);
@@ -628,15 +636,16 @@ fn an_incremental_catalog_read_takes_deletions_and_changes_since_the_last_run() 
     next_second();
     let inputs = vec![serve.csid()];
     let rt = runtime();
-    let first = Checkpoints::new(HashMap::new());
+    let first = checkpoints(&[]);
     assert_eq!(rt.block_on(drain(source(&inputs, &first))).0, 6);
-    let cp = first.taken()[&inputs[0]].checkpoint.clone();
-    assert!(cp.contains("since"), "{cp}");
+    let staged = first.staged();
+    assert_eq!(staged[0].1.kind, "x-catalog");
+    assert!(staged[0].1.value.contains("since"), "{staged:?}");
 
     // Later: two new, one deleted.
     submit(&serve, &dated(7, 2));
     submit(&serve, &deletions(&[3]));
-    let second = Checkpoints::new([(inputs[0].clone(), cp)].into_iter().collect());
+    let second = checkpoints(&staged);
     let mut src = source(&inputs, &second);
     let items = rt.block_on(async {
         let mut out = Vec::new();
@@ -661,4 +670,46 @@ fn an_incremental_catalog_read_takes_deletions_and_changes_since_the_last_run() 
             (None, "http://example.org/doc/8".to_string()),
         ]
     );
+}
+
+#[test]
+fn a_harvest_that_fails_midway_stages_no_checkpoint() {
+    // Page 1 is served with a token; page 2 is a protocol error.
+    let tiny = Tiny::start(Arc::new(|_, head: &str| {
+        if head.contains("verb=Identify") {
+            let body = "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\">\
+                        <Identify><granularity>YYYY-MM-DDThh:mm:ssZ</granularity></Identify></OAI-PMH>";
+            return reply("200 OK", &[], body.as_bytes());
+        }
+        if head.contains("resumptionToken") {
+            let body = "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\">\
+                        <error code=\"badResumptionToken\">expired</error></OAI-PMH>";
+            return reply("200 OK", &[], body.as_bytes());
+        }
+        reply("200 OK", &[], &dc_page(&["oai:x:1"], Some("t2")))
+    }));
+    let inputs = vec![format!("oai+http://{}/oai", tiny.addr)];
+    let rt = runtime();
+    let cps = checkpoints(&[]);
+    let mut src = source(&inputs, &cps);
+    let (records, error) = rt.block_on(async {
+        let mut n = 0;
+        let input = src.next_input().await.unwrap().unwrap();
+        let InputData::Records(mut s) = input.data else {
+            panic!("records expected")
+        };
+        while let Some(item) = s.next().await {
+            match item {
+                Ok(_) => n += 1,
+                Err(e) => return (n, e.to_string()),
+            }
+        }
+        (n, String::new())
+    });
+    assert_eq!(records, 1);
+    assert!(
+        error.contains("page 2") && error.contains("badResumptionToken: expired"),
+        "{error}"
+    );
+    assert!(cps.staged().is_empty(), "{:?}", cps.staged());
 }

@@ -4,6 +4,7 @@
 //! transforms themselves (one module each under [`transforms`]) and the engine that joins
 //! the stages with bounded channels.
 
+pub mod checkpoint;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod source;
 pub mod transform;
 pub mod transforms;
 
+pub use checkpoint::{Checkpoint, Checkpoints};
 pub use engine::{Engine, EngineOptions, ErrorPolicy, Observer, Summary};
 pub use error::Error;
 pub use sink::{Sink, SinkError};

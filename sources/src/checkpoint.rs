@@ -1,117 +1,105 @@
-//! Resume points of the inputs that can be read incrementally, kept between runs by the
-//! caller (`--state`): per input, named as the user gave it, an opaque text.
+//! What each incremental input keeps between runs, under the protocol of
+//! [`soif_pipeline::checkpoint`]: a source reads the previous run's checkpoint under its
+//! key (the input as the user gave it) and stages the new one once it has read the input
+//! to its end; the state store commits the staged checkpoints only after every sink has
+//! committed, so a failed or killed run reads the same changes again next time (the sinks'
+//! upserts and deletions make that harmless).
 //!
-//! | input            | resume point                                  | next run reads                     |
-//! |------------------|-----------------------------------------------|------------------------------------|
-//! | `oai+http(s)://` | `{"from":…,"granularity":…}` ([`crate::oai`]) | `ListRecords` `from` it            |
-//! | `http(s)://`     | `{"etag":…,"last_modified":…}` ([`crate::http`]) | nothing when the server says `304` |
-//! | `x-catalog://`   | `{"since":SECS}` ([`crate::catalog`])         | deletions and RDs `since` it       |
-//!
-//! Before a run the caller fills [`Checkpoints::new`] with what the last successful run
-//! stored; as inputs are read the sources record where they got to
-//! ([`Checkpoints::record`]), and after the sinks have committed the caller stores
-//! [`Checkpoints::taken`] — never before, so that a run that fails or is killed reads the
-//! same changes again (the sinks' upserts and deletions make that harmless).
+//! | input            | kind        | value                                          | next run reads                     |
+//! |------------------|-------------|------------------------------------------------|------------------------------------|
+//! | `oai+http(s)://` | `oai`       | `{"from":…,"granularity":…}` ([`crate::oai`])  | `ListRecords` `from` it            |
+//! | `http(s)://`     | `http`      | `{"etag":…,"last_modified":…}` ([`crate::http`]) | nothing when the server says `304` (the same value is staged again) |
+//! | `x-catalog://`   | `x-catalog` | `{"since":SECS}` ([`crate::catalog`])          | deletions and RDs `since` it       |
 //!
 //! ```
-//! use soif_sources::{Checkpoints, SourceOptions};
-//! let previous = [("oai+http://h/oai".to_string(),
-//!                  r#"{"from":"2026-11-24T10:00:00Z","granularity":"YYYY-MM-DDThh:mm:ssZ"}"#.to_string())];
-//! let checkpoints = Checkpoints::new(previous.into_iter().collect());
+//! use soif_pipeline::{Checkpoint, Checkpoints};
+//! use soif_sources::SourceOptions;
+//! let previous = [("oai+http://h/oai".to_string(), Checkpoint::new("oai",
+//!     r#"{"from":"2026-11-24T10:00:00Z","granularity":"YYYY-MM-DDThh:mm:ssZ"}"#))];
+//! let checkpoints = Checkpoints::new(previous, "2026-11-25T02:00:00Z");
 //! let opts = SourceOptions { checkpoints: Some(checkpoints.clone()), ..SourceOptions::default() };
-//! // … run the engine over InputSource::new(inputs, opts), let the sinks commit, then:
-//! for (input, outcome) in checkpoints.taken() {
-//!     println!("{input}: {} (unchanged: {})", outcome.checkpoint, outcome.unchanged);
-//! }
+//! // … run the engine over InputSource::new(inputs, opts), let the sinks commit, then
+//! // store checkpoints.staged().
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
-use std::sync::{Arc, Mutex};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use soif_pipeline::source::RecordItem;
+use soif_pipeline::Checkpoints;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, ReadBuf};
 
-/// Where an input's read got to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// The resume point for the next run.
-    pub checkpoint: String,
-    /// Nothing was read: the source had nothing new (an HTTP `304`).
-    pub unchanged: bool,
+/// The kind of an OAI-PMH harvest's checkpoint.
+pub const KIND_OAI: &str = "oai";
+/// The kind of an HTTP resource's checkpoint.
+pub const KIND_HTTP: &str = "http";
+/// The kind of an RDM catalog's checkpoint.
+pub const KIND_CATALOG: &str = "x-catalog";
+
+/// A checkpoint to stage once an input has been read to its end.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub checkpoints: Checkpoints,
+    pub key: String,
+    pub kind: &'static str,
+    pub value: String,
 }
 
-/// The resume points of a run: the previous run's, and this run's as inputs finish.
-/// Clones share the same table.
-#[derive(Clone, Default)]
-pub struct Checkpoints {
-    inner: Arc<Mutex<Inner>>,
-}
+impl Pending {
+    pub fn stage(&self) {
+        self.checkpoints
+            .stage(&self.key, self.kind, self.value.clone());
+    }
 
-#[derive(Default)]
-struct Inner {
-    previous: HashMap<String, String>,
-    taken: BTreeMap<String, Outcome>,
-}
-
-impl fmt::Debug for Checkpoints {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (previous, taken) = self
-            .inner
-            .lock()
-            .map(|i| (i.previous.len(), i.taken.len()))
-            .unwrap_or_default();
-        f.debug_struct("Checkpoints")
-            .field("previous", &previous)
-            .field("taken", &taken)
-            .finish()
+    /// `stream`, staging the checkpoint when it ends — not when it ends with an error or
+    /// is dropped early: then the input was not read to its end.
+    pub fn after_stream(
+        self,
+        stream: BoxStream<'static, RecordItem>,
+    ) -> BoxStream<'static, RecordItem> {
+        futures::stream::unfold(
+            (stream, Some(self), false),
+            |(mut s, mut pending, mut failed)| async move {
+                match s.next().await {
+                    Some(item) => {
+                        failed |= item.is_err();
+                        Some((item, (s, pending, failed)))
+                    }
+                    None => {
+                        if let (false, Some(p)) = (failed, pending.take()) {
+                            p.stage();
+                        }
+                        None
+                    }
+                }
+            },
+        )
+        .boxed()
     }
 }
 
-impl Checkpoints {
-    /// With the previous run's resume points, by input name.
-    pub fn new(previous: HashMap<String, String>) -> Checkpoints {
-        Checkpoints {
-            inner: Arc::new(Mutex::new(Inner {
-                previous,
-                taken: BTreeMap::new(),
-            })),
+/// A reader that stages a checkpoint when it reaches the end of its input.
+pub(crate) struct StageAtEof<R> {
+    pub inner: R,
+    pub pending: Option<Pending>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for StageAtEof<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &r {
+            if buf.filled().len() == before && buf.remaining() > 0 {
+                if let Some(p) = self.pending.take() {
+                    p.stage();
+                }
+            }
         }
-    }
-
-    /// The previous run's resume point of `input`.
-    pub fn previous(&self, input: &str) -> Option<String> {
-        self.inner
-            .lock()
-            .ok()
-            .and_then(|i| i.previous.get(input).cloned())
-    }
-
-    /// Records where `input` got to in this run.
-    pub fn record(&self, input: &str, checkpoint: String, unchanged: bool) {
-        if let Ok(mut i) = self.inner.lock() {
-            i.taken.insert(
-                input.to_string(),
-                Outcome {
-                    checkpoint,
-                    unchanged,
-                },
-            );
-        }
-    }
-
-    /// This run's resume points, by input name (inputs that have none are absent).
-    pub fn taken(&self) -> BTreeMap<String, Outcome> {
-        self.inner
-            .lock()
-            .map(|i| i.taken.clone())
-            .unwrap_or_default()
-    }
-}
-
-/// Where sources send notices (retries): the CLI prints them as warnings.
-#[derive(Clone)]
-pub struct Notices(pub Arc<dyn Fn(&str) + Send + Sync>);
-
-impl fmt::Debug for Notices {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Notices")
+        r
     }
 }

@@ -21,8 +21,9 @@
 //! by their magic bytes (`PAR1`, `ARROW1`, an IPC stream's `FF FF FF FF`) at the start of
 //! a file.
 //!
-//! With [`SourceOptions::checkpoints`], URLs, catalogs and OAI-PMH repositories are read
-//! incrementally from the previous run's resume points ([`checkpoint`]).
+//! With [`SourceOptions::checkpoints`] (`--state`), URLs, catalogs and OAI-PMH
+//! repositories are read incrementally from the previous run's checkpoints ([`checkpoint`]
+//! says what each keeps).
 //!
 //! JSON Lines is recognised by `--from jsonl`, by a `.jsonl` or `.ndjson` name (before any
 //! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
@@ -38,7 +39,6 @@ pub mod jsonl;
 pub mod oai;
 pub mod parquet;
 
-pub use checkpoint::{Checkpoints, Notices};
 pub use file::expand;
 pub use tempfile::TempPath;
 
@@ -123,9 +123,13 @@ pub struct SourceOptions {
     /// Map plain SOIF files into memory and decode them in place (see [`file::map`]);
     /// `false` reads every input as a stream (`--no-mmap`).
     pub mmap: bool,
-    /// Resume points: with them, URLs, catalogs and OAI-PMH repositories are read from
-    /// where the previous run got to, and record where this one gets to ([`checkpoint`]).
-    pub checkpoints: Option<Checkpoints>,
+    /// An incremental run's checkpoints (`--state`; see
+    /// [`soif_pipeline::checkpoint`]): a source that can ask for only what is new (HTTP,
+    /// RDM catalogs, OAI-PMH) reads its previous checkpoint under its key (the URL as
+    /// given) and stages the new one once it has read its input to the end. `None`:
+    /// not incremental, read everything. Files are not concerned: the state store picks
+    /// which files to read before the run.
+    pub checkpoints: Option<soif_pipeline::Checkpoints>,
     /// Where retries and other notices go.
     pub notices: Option<Notices>,
 }
@@ -234,23 +238,28 @@ impl InputSource {
                 let previous = checkpoints
                     .as_ref()
                     .and_then(|c| c.previous(&name))
-                    .and_then(|t| http::Validators::from_json(&t));
+                    .and_then(|cp| http::Validators::from_json(&cp.value));
                 let resp = http::get_conditional(&client, url, previous.as_ref()).await?;
                 if let (Some(c), Some(p)) = (&checkpoints, &previous) {
                     if resp.status() == reqwest::StatusCode::NOT_MODIFIED {
-                        // Unchanged since the last run: nothing to read.
-                        c.record(&name, p.to_json(), true);
+                        // Unchanged since the last run: nothing to read; the checkpoint
+                        // stays what it was.
+                        c.stage(&name, checkpoint::KIND_HTTP, p.to_json());
                         return Ok(Input {
                             name,
                             data: InputData::Records(Box::pin(futures::stream::empty())),
                         });
                     }
                 }
-                if let (Some(c), true) = (&checkpoints, resp.status().is_success()) {
-                    if let Some(v) = http::Validators::of(&resp) {
-                        c.record(&name, v.to_json(), false);
-                    }
-                }
+                let pending = match (&checkpoints, resp.status().is_success()) {
+                    (Some(c), true) => http::Validators::of(&resp).map(|v| checkpoint::Pending {
+                        checkpoints: c.clone(),
+                        key: name.to_string(),
+                        kind: checkpoint::KIND_HTTP,
+                        value: v.to_json(),
+                    }),
+                    _ => None,
+                };
                 if catalog::is_rdm_reply(&resp) {
                     let data = catalog::open_reply(
                         resp,
@@ -259,9 +268,20 @@ impl InputSource {
                         Some(self.read.clone()),
                     )
                     .await?;
+                    let data = match (data, pending) {
+                        (InputData::Records(s), Some(p)) => InputData::Records(p.after_stream(s)),
+                        (d, _) => d,
+                    };
                     return Ok(Input { name, data });
                 }
-                http::body(resp, url)?.0
+                let body = http::body(resp, url)?.0;
+                match pending {
+                    Some(p) => Box::new(checkpoint::StageAtEof {
+                        inner: body,
+                        pending: Some(p),
+                    }),
+                    None => body,
+                }
             }
         };
         let counted: Reader = Box::new(Counting {
@@ -322,10 +342,10 @@ impl InputSource {
         if let Some(c) = &self.opts.checkpoints {
             opts.resume = c
                 .previous(&name)
-                .and_then(|t| oai::OaiCheckpoint::from_json(&t));
+                .and_then(|cp| oai::OaiCheckpoint::from_json(&cp.value));
             let (c, key) = (c.clone(), name.to_string());
             opts.done = Some(Arc::new(move |next: oai::OaiCheckpoint| {
-                c.record(&key, next.to_json(), false)
+                c.stage(&key, checkpoint::KIND_OAI, next.to_json())
             }));
         }
         oai::open(&client, url, name, opts).await
@@ -346,10 +366,13 @@ impl InputSource {
         let Some(checkpoints) = incremental else {
             return catalog::open(&client, url, name, max, read).await;
         };
-        let started = unix_now();
+        // The run's start (the state store's clock), else now.
+        let started = chrono::DateTime::parse_from_rfc3339(checkpoints.run_started())
+            .map(|d| d.timestamp())
+            .unwrap_or_else(|_| unix_now());
         let previous = checkpoints
             .previous(&name)
-            .and_then(|t| catalog::checkpoint_from_json(&t));
+            .and_then(|cp| catalog::checkpoint_from_json(&cp.value));
         let (data, server_date) = match previous {
             Some(since) => {
                 catalog::open_since(&client, url, name.clone(), max, read, since).await?
@@ -360,8 +383,16 @@ impl InputSource {
             ),
         };
         let next = server_date.map_or(started, |d| d.min(started));
-        checkpoints.record(&name, catalog::checkpoint_json(next), false);
-        Ok(data)
+        let pending = checkpoint::Pending {
+            checkpoints,
+            key: name.to_string(),
+            kind: checkpoint::KIND_CATALOG,
+            value: catalog::checkpoint_json(next),
+        };
+        Ok(match data {
+            InputData::Records(s) => InputData::Records(pending.after_stream(s)),
+            d => d,
+        })
     }
 
     /// Parquet or Arrow, by `--from`, by name, or (files) by magic bytes.
@@ -460,6 +491,16 @@ fn http_client() -> Result<reqwest::Client, Error> {
         .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))
+}
+
+/// Where sources send notices (retries): the CLI prints them as warnings.
+#[derive(Clone)]
+pub struct Notices(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Notices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notices")
+    }
 }
 
 /// Now, in Unix seconds.

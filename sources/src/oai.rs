@@ -53,7 +53,7 @@
 //! repository keeps them (`deletedRecord` `persistent`, or `transient` within its
 //! retention).
 
-use crate::checkpoint::Notices;
+use crate::Notices;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use bytes::Bytes;
