@@ -34,7 +34,9 @@
 //! top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
 //! `memory_budget` (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget`
 //! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
-//! where). Relative paths are relative to the directory `soif run` is started in. Unknown
+//! where). A `[state]` table (`path`, `settle`, `report`) makes the pipeline incremental,
+//! as `convert --state` (see the `soif-state` crate and `configs/nightly.toml`).
+//! Relative paths are relative to the directory `soif run` is started in. Unknown
 //! keys are errors, so a typo does not silently change a nightly job.
 
 use crate::Error;
@@ -60,6 +62,28 @@ pub struct PipelineConfig {
     pub memory_budget: Option<Size>,
     /// Where they spill (`--temp-dir`; default the system's temporary directory).
     pub temp_dir: Option<PathBuf>,
+    /// `[state]`: make the pipeline incremental (`--state`).
+    pub state: Option<StateConfig>,
+}
+
+/// `[state]`: an incremental pipeline (what `convert --state` does).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateConfig {
+    /// The state database (`--state STATE.db`).
+    pub path: PathBuf,
+    /// `--settle`: seconds (a number) or `"90s"`, `"5m"`, `"1h"`; default 60 s.
+    pub settle: Option<Duration>,
+    /// `--report FILE.json`: the run's summary, written after every run.
+    pub report: Option<PathBuf>,
+}
+
+/// A duration: a number of seconds or a string such as `"5m"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Duration {
+    Seconds(u64),
+    Text(String),
 }
 
 /// `[source]`.

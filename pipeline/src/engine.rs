@@ -182,6 +182,102 @@ pub struct Summary {
     /// Bytes read from the inputs as stored.
     pub bytes: u64,
     pub elapsed: Duration,
+    /// The counts of each input (by the name records carry in their position), in the
+    /// order the inputs were read; records without a position are not in any.
+    pub inputs: Vec<InputCounts>,
+}
+
+/// One input's share of a run's counts (see [`Summary::inputs`]). `records_in =
+/// records_out + rejected + filtered`, as for the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputCounts {
+    /// The input's name as given (path, URL).
+    pub name: String,
+    pub records_in: u64,
+    pub records_out: u64,
+    pub rejected: u64,
+    pub filtered: u64,
+    /// The first [`INPUT_MESSAGES`] reasons for rejected records.
+    pub rejections: Vec<String>,
+}
+
+/// How many rejection messages [`InputCounts`] keeps per input.
+pub const INPUT_MESSAGES: usize = 10;
+
+/// Tallies per input, keyed by the name in records' positions. Records of one input
+/// share one `Arc<str>`, so the last input looked up is found by pointer first.
+#[derive(Debug, Default, Clone)]
+struct PerInput {
+    index: std::collections::HashMap<Arc<str>, usize>,
+    tallies: Vec<(Arc<str>, Tally)>,
+    last: Option<(Arc<str>, usize)>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    records_in: u64,
+    emitted: u64,
+    rejected: u64,
+    sink_rejected: u64,
+    messages: Vec<String>,
+}
+
+impl PerInput {
+    fn tally(&mut self, position: Option<&soif_codecs::Position>) -> Option<&mut Tally> {
+        let name = position?.input.as_ref()?;
+        let i = match &self.last {
+            Some((last, i)) if Arc::ptr_eq(last, name) || **last == **name => *i,
+            _ => {
+                let next = self.tallies.len();
+                let i = *self.index.entry(name.clone()).or_insert(next);
+                if i == next {
+                    self.tallies.push((name.clone(), Tally::default()));
+                }
+                self.last = Some((name.clone(), i));
+                i
+            }
+        };
+        self.tallies.get_mut(i).map(|(_, t)| t)
+    }
+
+    /// The inputs' counts: `self` from the transform stage (in, emitted), `rejects`
+    /// from the error policy (rejected, refused by sinks, messages).
+    fn finish(self, rejects: &PerInput) -> Vec<InputCounts> {
+        let mut out: Vec<InputCounts> = self
+            .tallies
+            .iter()
+            .map(|(name, t)| {
+                let r = rejects
+                    .index
+                    .get(name)
+                    .and_then(|&i| rejects.tallies.get(i))
+                    .map(|(_, r)| r.clone())
+                    .unwrap_or_default();
+                let records_out = t.emitted.saturating_sub(r.sink_rejected);
+                InputCounts {
+                    name: name.to_string(),
+                    records_in: t.records_in,
+                    records_out,
+                    rejected: r.rejected,
+                    filtered: t.records_in.saturating_sub(records_out + r.rejected),
+                    rejections: r.messages,
+                }
+            })
+            .collect();
+        // Inputs whose every record was refused before it was counted in (none today,
+        // but a rejection must never vanish from the report).
+        for (name, r) in &rejects.tallies {
+            if !self.index.contains_key(name) {
+                out.push(InputCounts {
+                    name: name.to_string(),
+                    rejected: r.rejected,
+                    rejections: r.messages.clone(),
+                    ..InputCounts::default()
+                });
+            }
+        }
+        out
+    }
 }
 
 impl Summary {
@@ -349,6 +445,7 @@ impl Engine {
             not_quarantined: rejects.not_quarantined,
             bytes,
             elapsed: start.elapsed(),
+            inputs: counts.per_input.finish(&rejects.per_input),
         };
         (summary, result)
     }
@@ -592,6 +689,8 @@ struct Counts {
     rejected_before_sinks: u64,
     repaired: u64,
     warnings: u64,
+    /// Records in and emitted, per input.
+    per_input: PerInput,
 }
 
 /// Decoded items → error policy → transform chain → every sink.
@@ -615,6 +714,11 @@ fn transform_stage(
         }
         let records = std::mem::take(out);
         counts.emitted += records.len() as u64;
+        for r in &records {
+            if let Some(t) = counts.per_input.tally(r.position.as_ref()) {
+                t.emitted += 1;
+            }
+        }
         let batch = Arc::new(OutBatch {
             first_seq: *seq,
             records,
@@ -628,6 +732,13 @@ fn transform_stage(
     while let Some(Decoded { items, budget }) = rx.blocking_recv() {
         let result = items.into_iter().try_for_each(|item| {
             counts.records_in += 1;
+            let position = match &item {
+                Item::Record(r) => r.position.as_ref(),
+                Item::Rejected(r) => Some(&r.position),
+            };
+            if let Some(t) = counts.per_input.tally(position) {
+                t.records_in += 1;
+            }
             match item {
                 Item::Rejected(rejection) => {
                     counts.rejected_before_sinks += 1;
@@ -893,6 +1004,8 @@ struct Rejects {
     pending: BTreeSet<u64>,
     /// Per sink: every sequence number below this has been written or refused.
     watermarks: Vec<u64>,
+    /// Rejections per input.
+    per_input: PerInput,
 }
 
 impl Shared {
@@ -957,6 +1070,12 @@ impl Shared {
     }
 
     fn reject_locked(&self, rejects: &mut Rejects, rejection: Rejection) -> Result<(), Error> {
+        if let Some(t) = rejects.per_input.tally(Some(&rejection.position)) {
+            t.rejected += 1;
+            if t.messages.len() < INPUT_MESSAGES {
+                t.messages.push(rejection.message.clone());
+            }
+        }
         match &self.policy {
             ErrorPolicy::Fail => {
                 // Counted, so that the summary of the failed run adds up.
@@ -1001,6 +1120,9 @@ impl Shared {
             .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
         if rejects.pending.insert(seq) {
             rejects.sink_rejected_distinct += 1;
+            if let Some(t) = rejects.per_input.tally(record.position.as_ref()) {
+                t.sink_rejected += 1;
+            }
             self.reject_locked(&mut rejects, rejection_of(record, reason))
         } else {
             // Another sink refused it too: report the reason, count it once.
@@ -1164,6 +1286,50 @@ mod tests {
         let quarantined = std::fs::read_to_string(&q).unwrap();
         assert_eq!(quarantined.matches("@T {").count(), 8, "{quarantined}");
         assert_eq!(s.quarantined, 8);
+    }
+
+    #[test]
+    fn counts_per_input_add_up() {
+        let (a, _) = sink("u1");
+        let (inp_a, inp_b): (Arc<str>, Arc<str>) = (Arc::from("a.soif"), Arc::from("b.soif"));
+        let records: Vec<Record> = records(30)
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut r)| {
+                let mut p = soif_codecs::Position::new(0, i as u64 + 1);
+                p.input = Some(if i < 20 { inp_a.clone() } else { inp_b.clone() });
+                r.position = Some(p);
+                r
+            })
+            .collect();
+        let opts = EngineOptions {
+            policy: ErrorPolicy::Skip,
+            batch_records: 7,
+            ..EngineOptions::default()
+        };
+        let s = run(
+            opts,
+            Box::new(RecordsSource::new("mem", records)),
+            vec![Box::new(OddFilter)],
+            vec![a],
+        )
+        .unwrap();
+        let names: Vec<&str> = s.inputs.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["a.soif", "b.soif"]);
+        let (a, b) = (&s.inputs[0], &s.inputs[1]);
+        // a: u0..u19: u9, u19 rejected by the transform, u10..u18 even (5) by the sink,
+        // 8 other odd ones filtered, u0..u8 even (5) out.
+        assert_eq!(
+            (a.records_in, a.records_out, a.rejected, a.filtered),
+            (20, 5, 7, 8)
+        );
+        assert_eq!(a.rejections.len(), 7);
+        // b: u20..u29: u29 rejected, 4 odd filtered, 5 even out.
+        assert_eq!(
+            (b.records_in, b.records_out, b.rejected, b.filtered),
+            (10, 5, 1, 4)
+        );
+        assert_eq!(a.records_out + b.records_out, s.records_out);
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod transform;
 pub mod transforms;
 
 pub use checkpoint::{Checkpoint, Checkpoints};
-pub use engine::{Engine, EngineOptions, ErrorPolicy, Observer, Summary};
+pub use engine::{Engine, EngineOptions, ErrorPolicy, InputCounts, Observer, Summary};
 pub use error::Error;
 pub use sink::{Sink, SinkError};
 pub use source::{Input, InputData, Rejection, Source};

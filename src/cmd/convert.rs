@@ -27,14 +27,17 @@ use std::sync::{Arc, Mutex};
   soif convert records.parquet --to soif          # back to canonical SOIF, byte for byte
   soif convert archive/ -t collapse --to parquet --parquet-layout wide -o wide.parquet
   soif convert broken.soif --to jsonl --on-error quarantine --quarantine bad.soif --lenient
-  soif convert 'oai+https://repo.example.org/oai?metadataPrefix=oai_dc' --to sqlite -o mirror.db
+  soif convert dumps/ --state dumps.state --to sqlite -o catalog.db   # nightly: only new files
+  soif convert dumps/ --state dumps.state --to parquet -o out/records.parquet --dry-run
+  soif convert 'oai+https://repo.example.org/oai?metadataPrefix=oai_dc' --state oai.state \\
+      --to sqlite -o mirror.db                        # an OAI-PMH mirror: only what changed
 
 Transforms (-t, applied in order):
   collapse, expand, dc, validate[:SCHEMA], select:A,B, order:-Score,+Title,
   hits:10 | hits:11..20, since:DATE, match:Attr=value, dedupe[:url|ATTR]
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
-3 finished but records were skipped or quarantined.")]
+3 finished but records were skipped or quarantined, 75 another run holds --state.")]
 pub struct ConvertArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -93,6 +96,9 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "LAYOUT", default_value = "records", value_parser = soif_sinks::parquet::Layout::ALL)]
     pub parquet_layout: String,
 
+    #[command(flatten)]
+    pub state: super::incremental::StateArgs,
+
     /// Bearer token for an rdm output.
     #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
@@ -131,13 +137,21 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     let mut engine = args.input.engine_options(&Reporter::silent())?;
     engine.observer = None;
     Ok(Job {
-        specs: args.input.specs()?,
+        specs: if args.state.state.is_some() {
+            // Expanded per input by the incremental run (stdin is refused there).
+            Vec::new()
+        } else {
+            args.input.specs()?
+        },
         source: args.input.source_options(),
         engine,
         transforms: args.transforms.clone(),
         context: args.input.transform_context(args.schema.clone()),
         sinks: vec![sink],
         quiet: args.input.quiet,
+        state: args.state.options(None)?,
+        report: args.state.report.clone(),
+        inputs: args.input.inputs.clone(),
     })
 }
 
@@ -175,26 +189,61 @@ pub struct Job {
     pub context: TransformContext,
     pub sinks: Vec<SinkOptions>,
     pub quiet: bool,
+    /// `--state` (or a pipeline's `[state]`): an incremental run.
+    pub state: Option<super::incremental::StateOptions>,
+    /// `--report FILE.json`.
+    pub report: Option<PathBuf>,
+    /// The inputs as given (the report's sources).
+    pub inputs: Vec<String>,
 }
 
-/// Runs a job and returns the exit status (printing the summary or the error).
+/// Runs a job and returns the exit status (printing the summary or the error). With
+/// `--state`, [`super::incremental`] decides what to take and commits it.
 pub fn execute(mut job: Job) -> ExitCode {
+    if job.state.is_some() {
+        return super::incremental::execute(job);
+    }
     let reporter = Reporter::new(job.quiet);
+    let started = soif_state::now_rfc3339();
+    let (summary, result) = match run_job(&mut job, &reporter) {
+        Ok(pair) => pair,
+        Err(e) => return fail(&e),
+    };
+    let code = match &result {
+        Ok(()) => {
+            reporter.summary(&summary);
+            super::exit_for(&summary)
+        }
+        Err(e) => reporter.failed(&summary, e),
+    };
+    if let Some(path) = &job.report {
+        let report = super::incremental::plain_report(&job, &started, &summary, &result);
+        if let Err(e) = super::incremental::write_report(path, &report) {
+            return fail(&e);
+        }
+    }
+    code
+}
+
+/// Runs the engine over the job's inputs into its sinks (after the CSV / wide Parquet
+/// first pass when one is needed) and returns the counts and the outcome. `Err` only
+/// when no runtime could be started.
+pub fn run_job(
+    job: &mut Job,
+    reporter: &Arc<Reporter>,
+) -> Result<(Summary, Result<(), Error>), Error> {
     // Sources' notices (an OAI-PMH page asked again after a 503) are warnings.
     let r = reporter.clone();
     job.source.notices = Some(soif_sources::Notices(Arc::new(move |m: &str| {
         soif_pipeline::engine::Observer::warning(&*r, m)
     })));
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => return fail(&e),
-    };
+    let rt = runtime()?;
     let start = std::time::Instant::now();
-    let (summary, result) = rt.block_on(async {
+    let pair = rt.block_on(async {
         let prepared = async {
             // Kept alive until the run ends: spooled copies of stdin / URLs.
-            let spooled = first_pass(&mut job).await?;
-            let transforms = build_transforms(&job)?;
+            let spooled = first_pass(job).await?;
+            let transforms = build_transforms(job)?;
             let sinks = job
                 .sinks
                 .iter()
@@ -223,13 +272,7 @@ pub fn execute(mut job: Job) -> ExitCode {
     });
     // Don't wait for a blocked stdin read (an early failure with stdin still open).
     rt.shutdown_background();
-    match result {
-        Ok(()) => {
-            reporter.summary(&summary);
-            super::exit_for(&summary)
-        }
-        Err(e) => reporter.failed(&summary, &e),
-    }
+    Ok(pair)
 }
 
 fn build_transforms(job: &Job) -> Result<Vec<Box<dyn soif_pipeline::Transform>>, Error> {

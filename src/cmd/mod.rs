@@ -6,6 +6,7 @@
 //! [`Reporter`] (progress bar, warnings, the summary line) and exit statuses.
 
 pub mod convert;
+pub mod incremental;
 pub mod rdm;
 pub mod run;
 pub mod serve;

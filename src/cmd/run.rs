@@ -40,11 +40,16 @@ use std::process::ExitCode;
   format = \"sqlite\"
   output = \"catalog.db\"
 
+  [state]                              # optional: incremental runs (see --state)
+  path = \"dumps.state\"
+  settle = \"60s\"                       # files modified more recently wait
+  report = \"last-run.json\"
+
 Sink keys: format, output, columns, list_separator, charset, bom, dcterms, batch_size,
 schema, token, gzip_posts, compression, parquet_layout. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
-3 finished but records were skipped or quarantined.")]
+3 finished but records were skipped or quarantined, 75 another run holds the state.")]
 pub struct RunArgs {
     /// The pipeline file.
     #[arg(value_name = "PIPELINE.toml")]
@@ -53,6 +58,10 @@ pub struct RunArgs {
     /// No progress bar, no summary line, no warnings: only errors.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// --state, --settle and --report override the pipeline's [state] table.
+    #[command(flatten)]
+    pub state: super::incremental::StateArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
@@ -130,7 +139,12 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         sinks.push(o);
     }
     Ok(Job {
-        specs: soif_sources::expand(&config.source.inputs)?,
+        specs: if config.state.is_some() || args.state.state.is_some() {
+            // Expanded per input by the incremental run.
+            Vec::new()
+        } else {
+            soif_sources::expand(&config.source.inputs)?
+        },
         source: SourceOptions {
             format,
             max_record_size,
@@ -153,5 +167,8 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         },
         sinks,
         quiet: args.quiet,
+        state: args.state.options(config.state.as_ref())?,
+        report: args.state.report(config.state.as_ref()),
+        inputs: config.source.inputs.clone(),
     })
 }
