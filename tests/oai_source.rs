@@ -285,7 +285,7 @@ fn next_second() {
 }
 
 #[test]
-fn an_incremental_mirror_stays_identical_across_additions_and_deletions() {
+fn an_incremental_mirror_with_explicit_from_stays_identical_across_additions_and_deletions() {
     let serve = Serve::start("books", TOKEN, &["--oai-page-size", "5"]);
     submit(&serve, &records(1, 12, "first"));
     let dir = tempfile::tempdir().unwrap();
@@ -345,6 +345,85 @@ fn an_incremental_mirror_stays_identical_across_additions_and_deletions() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(summary(&out).records_in, 2);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+}
+
+/// How many requests `soif serve` has answered (its status document's count, this
+/// request included).
+fn served(serve: &Serve) -> usize {
+    let mut s = TcpStream::connect(&serve.addr).unwrap();
+    write!(
+        s,
+        "GET /rdm/incoming?type=status-request HTTP/1.0\r\nHost: {}\r\n\r\n",
+        serve.addr
+    )
+    .unwrap();
+    let mut body = String::new();
+    std::io::Read::read_to_string(&mut s, &mut body).unwrap();
+    body.split("<DT>Requests<DD>")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no request count in {body}"))
+}
+
+/// One `--state` run of the mirror: (records in, requests the harvest made).
+fn state_run(serve: &Serve, state: &str, mirror: &str) -> (u64, usize) {
+    let before = served(serve);
+    let out = convert(
+        &[
+            &oai_url(serve, "metadataPrefix=soif"),
+            "--state",
+            state,
+            "--to",
+            "sqlite",
+            "-o",
+            mirror,
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let after = served(serve);
+    let records_in = if stderr(&out).contains(" records in, ") {
+        summary(&out).records_in
+    } else {
+        0
+    };
+    // Less the status request `after` itself.
+    (records_in, after - before - 1)
+}
+
+#[test]
+fn a_mirror_with_state_fetches_only_what_changed_over_three_runs() {
+    let serve = Serve::start("books", TOKEN, &["--oai-page-size", "5"]);
+    submit(&serve, &records(1, 12, "first"));
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror.db");
+    let state = dir.path().join("mirror.state");
+    let (m, st) = (mirror.to_str().unwrap(), state.to_str().unwrap());
+    next_second();
+    // Run 1: everything: Identify (the granularity, once) and three pages of five.
+    assert_eq!(state_run(&serve, st, m), (12, 4));
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+
+    // Run 2: three new, two changed, two deleted: seven items, two pages.
+    submit(&serve, &records(13, 3, "first"));
+    submit(&serve, &records(4, 2, "second"));
+    submit(&serve, &deletions(&[7, 9]));
+    next_second();
+    assert_eq!(state_run(&serve, st, m), (7, 2));
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+
+    // Run 3: one added in run 2 deleted, one deleted in run 2 back: one page.
+    submit(&serve, &deletions(&[14]));
+    submit(&serve, &records(9, 1, "back"));
+    next_second();
+    assert_eq!(state_run(&serve, st, m), (2, 1));
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+
+    // Nothing changed: one request (noRecordsMatch), nothing read.
+    next_second();
+    assert_eq!(state_run(&serve, st, m), (0, 1));
     assert_eq!(records_of(&mirror), records_of(&serve.db));
 }
 
@@ -712,4 +791,47 @@ fn a_harvest_that_fails_midway_stages_no_checkpoint() {
         "{error}"
     );
     assert!(cps.staged().is_empty(), "{:?}", cps.staged());
+}
+
+#[test]
+fn with_state_an_http_source_answered_304_is_not_read_again() {
+    let body = records(1, 3, "http");
+    let served_bodies = Arc::new(AtomicUsize::new(0));
+    let s = served_bodies.clone();
+    let tiny = Tiny::start(Arc::new(move |_, head: &str| {
+        if head.to_ascii_lowercase().contains("if-none-match: \"v1\"") {
+            return reply("304 Not Modified", &[("ETag", "\"v1\"")], b"");
+        }
+        s.fetch_add(1, Ordering::SeqCst);
+        reply("200 OK", &[("ETag", "\"v1\"")], &body)
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("http.state");
+    let db = dir.path().join("out.db");
+    let url = format!("http://{}/All-Templates.soif", tiny.addr);
+    let args = [
+        url.as_str(),
+        "--state",
+        state.to_str().unwrap(),
+        "--to",
+        "sqlite",
+        "-o",
+        db.to_str().unwrap(),
+    ];
+    let first = convert(&args, b"");
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    assert_eq!(summary(&first).records_in, 3);
+    let second = convert(&args, b"");
+    assert_eq!(code(&second), 0, "{}", stderr(&second));
+    assert!(
+        !stderr(&second).contains(" records in, ") || summary(&second).records_in == 0,
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(tiny.requests.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        served_bodies.load(Ordering::SeqCst),
+        1,
+        "the body was sent once"
+    );
 }
