@@ -73,8 +73,8 @@ def harvest(url, mirror, *extra):
     out = subprocess.run([str(soif_bin()), "convert", url, "--to", "sqlite", "-o", str(mirror), *extra],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    summary = [l for l in out.stderr.splitlines() if " records in, " in l][-1]
-    return int(summary.split("soif: ")[1].split(" records in")[0])
+    summary = [l for l in out.stderr.splitlines() if " records in, " in l]
+    return int(summary[-1].split("soif: ")[1].split(" records in")[0]) if summary else 0
 
 
 def expected(store):
@@ -111,41 +111,68 @@ def mirrored(db):
     return out
 
 
-def test_a_mirror_of_a_third_party_provider_stays_identical_over_three_runs(provider, tmp_path):
+def run2(items):
+    """Two new items, one changed, two deleted."""
+    stamp = now()
+    for n in (11, 12):
+        items[f"oai:example.org:{n}"] = item(n, "first", stamp)
+    items["oai:example.org:4"] = item(4, "second", stamp)
+    for n in (2, 7):
+        items[f"oai:example.org:{n}"].update(deleted=True, datestamp=stamp)
+
+
+def run3(items):
+    """An item added in run 2 deleted, a deleted one back."""
+    stamp = now()
+    items["oai:example.org:12"].update(deleted=True, datestamp=stamp)
+    items["oai:example.org:7"] = item(7, "back", stamp)
+
+
+def test_a_state_mirror_of_a_third_party_provider_stays_identical_over_three_runs(provider, tmp_path):
+    url, store, log = provider["url"], provider["store"], provider["log"]
+    mirror, state = tmp_path / "mirror.db", tmp_path / "mirror.state"
+    src = f"{url}?metadataPrefix=oai_dc"
+    next_second()
+
+    # Run 1: ten items, three a page: four ListRecords requests (and one Identify).
+    assert harvest(src, mirror, "--state", str(state)) == 10
+    assert len(requests(log)) == 4
+    assert mirrored(mirror) == expected(store)
+
+    # Run 2: five items, two pages, asked `from` run 1's responseDate.
+    change(store, run2)
+    next_second()
+    assert harvest(src, mirror, "--state", str(state)) == 5
+    asked = requests(log)
+    assert len(asked) == 2 and "from=" in asked[0], asked
+    assert mirrored(mirror) == expected(store)
+    assert "oai:example.org:2" not in mirrored(mirror)
+
+    # Run 3: two items, one page.
+    change(store, run3)
+    next_second()
+    assert harvest(src, mirror, "--state", str(state)) == 2
+    assert len(requests(log)) == 1
+    assert mirrored(mirror) == expected(store)
+
+    # Nothing changed: one request (noRecordsMatch), nothing read.
+    next_second()
+    assert harvest(src, mirror, "--state", str(state)) == 0
+    assert len(requests(log)) == 1
+    assert mirrored(mirror) == expected(store)
+
+
+def test_explicit_from_without_state(provider, tmp_path):
+    """Without a state file the resume point is the user's: `&from=` in the URL."""
     url, store, log = provider["url"], provider["store"], provider["log"]
     mirror = tmp_path / "mirror.db"
-
-    # Run 1: ten items, three a page: four ListRecords requests.
     next_second()
     from1 = now()
     assert harvest(url, mirror) == 10
     assert len(requests(log)) == 4
-    assert mirrored(mirror) == expected(store)
-
-    # Run 2: two new items, one changed, two deleted: five items, two pages.
-    def run2(items):
-        stamp = now()
-        for n in (11, 12):
-            items[f"oai:example.org:{n}"] = item(n, "first", stamp)
-        items["oai:example.org:4"] = item(4, "second", stamp)
-        for n in (2, 7):
-            items[f"oai:example.org:{n}"].update(deleted=True, datestamp=stamp)
     change(store, run2)
     next_second()
-    from2 = now()
     assert harvest(f"{url}?metadataPrefix=oai_dc&from={from1}", mirror) == 5
     asked = requests(log)
     assert len(asked) == 2 and f"from={from1}".replace(":", "%3A") in asked[0], asked
-    assert mirrored(mirror) == expected(store)
-    assert "oai:example.org:2" not in mirrored(mirror)
-
-    # Run 3: an item added in run 2 deleted, a deleted one back: two items, one page.
-    def run3(items):
-        stamp = now()
-        items["oai:example.org:12"].update(deleted=True, datestamp=stamp)
-        items["oai:example.org:7"] = item(7, "back", stamp)
-    change(store, run3)
-    next_second()
-    assert harvest(f"{url}?metadataPrefix=oai_dc&from={from2}", mirror) == 2
-    assert len(requests(log)) == 1
     assert mirrored(mirror) == expected(store)
