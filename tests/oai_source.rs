@@ -835,3 +835,33 @@ fn with_state_an_http_source_answered_304_is_not_read_again() {
         "the body was sent once"
     );
 }
+
+#[test]
+fn the_oai_mirror_config_mirrors_a_served_catalog() {
+    let serve = Serve::start("books", TOKEN, &["--oai-page-size", "5"]);
+    submit(&serve, &records(1, 7, "config"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("configs/oai-mirror.toml")).unwrap();
+    assert!(text.contains("127.0.0.1:8080"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("oai-mirror.toml");
+    std::fs::write(&config, text.replace("127.0.0.1:8080", &serve.addr)).unwrap();
+    next_second();
+    let run = |n: usize| {
+        let out = common::run_in(Some(dir.path()), &["run", config.to_str().unwrap()], b"");
+        assert_eq!(code(&out), 0, "run {n}: {}", stderr(&out));
+        assert_eq!(
+            records_of(&dir.path().join("oai-mirror.db")),
+            records_of(&serve.db),
+            "run {n}"
+        );
+    };
+    run(1);
+    submit(&serve, &deletions(&[2]));
+    submit(&serve, &records(8, 1, "config"));
+    run(2);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("oai-mirror-report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["status"], "ok", "{report}");
+}
