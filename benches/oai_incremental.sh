@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The cost of an incremental OAI-PMH run (README, "OAI-PMH as a source"): a generated
 # catalog served by `soif serve` on loopback, mirrored into SQLite by `soif convert
-# oai+http://…` — a full harvest, then a run after CHANGED records were changed and
-# DELETED deleted, then a run with nothing changed. Each run's wall time, peak RSS,
+# oai+http://… --state` — a full harvest, then a run after CHANGED records were changed
+# and DELETED deleted, then a run with nothing changed. Each run's wall time, peak RSS,
 # records fetched and requests (the server's own count, from its status document) are
 # printed; the mirror is compared with the catalog at the end.
 #
@@ -36,24 +36,22 @@ served() {
     curl -sf "$addr/rdm/incoming?type=status-request" | grep -a -o '<DT>Requests<DD>[0-9]*' | grep -o '[0-9]*$'
 }
 next_second() { local s; s=$(date -u +%s); while [ "$(date -u +%s)" = "$s" ]; do sleep 0.05; done; }
-now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
-run() {  # LABEL FROM
-    local before after from_arg=""
-    [ -n "$2" ] && from_arg="&from=$2"
+run() {  # LABEL
+    local before after
     before=$(served)
-    /usr/bin/time -f "%e %M" -o "$WORK/time" "$BIN/soif" convert "$src$from_arg" --to sqlite \
-        -o "$WORK/mirror.db" 2> "$WORK/run.log"
+    /usr/bin/time -f "%e %M" -o "$WORK/time" "$BIN/soif" convert "$src" --state "$WORK/state.db" \
+        --to sqlite -o "$WORK/mirror.db" 2> "$WORK/run.log"
     after=$(served)
     read -r secs rss < "$WORK/time"
-    records=$(grep -o '[0-9]* records in' "$WORK/run.log" | awk '{print $1}')
+    records=$(grep -o '[0-9]* records in' "$WORK/run.log" | awk '{print $1}' || true)
+    records=${records:-0}
     printf '%-22s %8s records fetched  %5d requests  %7.2f s  peak RSS %6.1f MiB\n' \
         "$1" "$records" $((after - before - 1)) "$secs" "$(echo "$rss / 1024" | bc -l)"
 }
 
 next_second
-from1=$(now)
-run "full harvest" ""
+run "full harvest"
 # CHANGED records get a new Title, DELETED others are deleted (through the RDM
 # submissions the server takes, so the catalog's datestamps move as they would).
 grep -a -o '^@FILE { [^ ]*$' "$WORK/data.soif" | sed 's/^@FILE { //' > "$WORK/urls"
@@ -62,10 +60,9 @@ tail -n "$DELETED" "$WORK/urls" | awk 'BEGIN{print "@DELETE {"} {printf "@FILE {
 "$BIN/soif" convert "$WORK/changed.soif" --to rdm -o "x-catalog://$host/books" --token "$TOKEN" -q
 "$BIN/soif" convert "$WORK/deleted.soif" --to rdm -o "x-catalog://$host/books" --token "$TOKEN" -q
 next_second
-from2=$(now)
-run "after changes" "$from1"
+run "after changes"
 next_second
-run "nothing changed" "$from2"
+run "nothing changed"
 
 # The mirror holds what the catalog holds.
 dump() {
