@@ -294,17 +294,6 @@ impl OaiRequest {
     }
 }
 
-/// Counters of what a harvest fetched (tests and the benchmark read them).
-#[derive(Debug, Default)]
-pub struct HarvestStats {
-    /// HTTP requests sent, retries and `Identify` included.
-    pub requests: AtomicU64,
-    /// List pages read.
-    pub pages: AtomicU64,
-    /// Items received (records and deletions).
-    pub items: AtomicU64,
-}
-
 /// What [`open`] needs besides the input.
 #[derive(Clone)]
 pub struct HarvestOptions {
@@ -315,8 +304,7 @@ pub struct HarvestOptions {
     /// Counts the bytes of the pages as they arrive (progress, summary).
     pub read: Option<Arc<AtomicU64>>,
     pub notices: Option<Notices>,
-    pub stats: Arc<HarvestStats>,
-    /// The first backoff wait (tests shorten it).
+    /// The first backoff wait (1 s); it doubles with each retry, up to 30 s.
     pub first_backoff: Duration,
 }
 
@@ -327,7 +315,6 @@ impl Default for HarvestOptions {
             done: None,
             read: None,
             notices: None,
-            stats: Arc::new(HarvestStats::default()),
             first_backoff: FIRST_BACKOFF,
         }
     }
@@ -473,7 +460,6 @@ impl Harvest {
         let page_no = self.page_no;
         let what = format!("page {page_no}");
         let body = self.fetch(&url, &what).await?;
-        self.opts.stats.pages.fetch_add(1, Ordering::Relaxed);
         let ctx = PageContext {
             name: self.name.clone(),
             page: page_no,
@@ -503,10 +489,6 @@ impl Harvest {
             )));
         }
         self.records += page.items.len() as u64;
-        self.opts
-            .stats
-            .items
-            .fetch_add(page.items.len() as u64, Ordering::Relaxed);
         self.items.extend(page.items);
         if let Some(token) = page.token {
             if self.last_token.as_deref() == Some(token.as_str()) {
@@ -526,7 +508,6 @@ impl Harvest {
     async fn fetch(&self, url: &str, what: &str) -> Result<Bytes, Error> {
         let mut attempt = 0u32;
         loop {
-            self.opts.stats.requests.fetch_add(1, Ordering::Relaxed);
             let failure = match self.try_fetch(url).await {
                 Ok(body) => return Ok(body),
                 Err(f) => f,
