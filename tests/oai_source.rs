@@ -693,23 +693,7 @@ fn oai_checkpoints_resume_from_the_response_date() {
 #[test]
 fn an_incremental_catalog_read_takes_deletions_and_changes_since_the_last_run() {
     let serve = Serve::start("books", TOKEN, &[]);
-    // The gatherer scope reads the RDs' own dates: Update-Time now for these.
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-    };
-    let dated = |first: usize, n: usize| {
-        let t = now().to_string();
-        let update = format!("Update-Time{{{}}}:\t{t}\n", t.len());
-        replace(
-            &records(first, n, "c"),
-            b"Last-Modification-Time{9}:\t774988159\n",
-            update.as_bytes(),
-        )
-    };
-    submit(&serve, &dated(1, 6));
+    submit(&serve, &dated_now(1, 6, "c"));
     // The scope is inclusive: RDs dated in the second the run starts come again next
     // time. Start in a later second, so that the counts below are exact.
     next_second();
@@ -722,7 +706,7 @@ fn an_incremental_catalog_read_takes_deletions_and_changes_since_the_last_run() 
     assert!(staged[0].1.value.contains("since"), "{staged:?}");
 
     // Later: two new, one deleted.
-    submit(&serve, &dated(7, 2));
+    submit(&serve, &dated_now(7, 2, "c"));
     submit(&serve, &deletions(&[3]));
     let second = checkpoints(&staged);
     let mut src = source(&inputs, &second);
@@ -864,4 +848,62 @@ fn the_oai_mirror_config_mirrors_a_served_catalog() {
         serde_json::from_slice(&std::fs::read(dir.path().join("oai-mirror-report.json")).unwrap())
             .unwrap();
     assert_eq!(report["status"], "ok", "{report}");
+}
+
+/// `n` records numbered from `first`, dated now (`Update-Time`): the gatherer scope
+/// `since` goes by the records' own dates.
+fn dated_now(first: usize, n: usize, edition: &str) -> Vec<u8> {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let update = format!("Update-Time{{{}}}:\t{t}\n", t.len());
+    replace(
+        &records(first, n, edition),
+        b"Last-Modification-Time{9}:\t774988159\n",
+        update.as_bytes(),
+    )
+}
+
+#[test]
+fn with_state_an_rdm_catalog_mirror_takes_deletions_and_changes_since_the_last_run() {
+    let serve = Serve::start("books", TOKEN, &[]);
+    submit(&serve, &dated_now(1, 8, "first"));
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror.db");
+    let state = dir.path().join("catalog.state");
+    let csid = serve.csid();
+    let args = [
+        csid.as_str(),
+        "--state",
+        state.to_str().unwrap(),
+        "--to",
+        "sqlite",
+        "-o",
+        mirror.to_str().unwrap(),
+    ];
+    let run = || {
+        let out = convert(&args, b"");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        summary(&out).records_in
+    };
+    // `since` is inclusive: records dated in the second run 1 starts would come again.
+    next_second();
+    assert_eq!(run(), 8);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+
+    // Two new, one changed, two deleted: five items (two deletions, then three RDs).
+    submit(&serve, &dated_now(9, 2, "first"));
+    submit(&serve, &dated_now(3, 1, "second"));
+    submit(&serve, &deletions(&[5, 6]));
+    next_second();
+    assert_eq!(run(), 5);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
+    assert!(!records_of(&mirror)["FILE"].contains_key("text:http://example.org/doc/5"));
+
+    // Nothing changed: nothing taken.
+    next_second();
+    assert_eq!(run(), 0);
+    assert_eq!(records_of(&mirror), records_of(&serve.db));
 }
