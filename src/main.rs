@@ -20,7 +20,7 @@ Reads plain or compressed (gzip, bzip2, xz, zstd) SOIF streams from files, direc
 globs, stdin or http(s) URLs, in bounded memory whatever their size, and writes JSON \
 Lines, CSV, RDF/XML, SQLite, canonical SOIF or RDM messages.",
     after_help = "Exit status: 0 success, 1 failed, 2 usage or configuration error, \
-3 finished but records were skipped or quarantined."
+3 finished but records were skipped or quarantined, 75 another run holds the --state."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,6 +41,8 @@ enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// Send one RDM request to a catalog server and print the reply.
     Rdm(cmd::rdm::RdmArgs),
+    /// Show what incremental runs (--state) took; forget files or sources.
+    State(cmd::state::StateArgs),
     /// Serve SQLite catalogs over RDM (GET/POST /rdm/incoming).
     Serve(cmd::serve::ServeArgs),
 }
@@ -54,5 +56,6 @@ fn main() -> ExitCode {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Rdm(args) => cmd::rdm::run(args),
+        Command::State(args) => cmd::state::run(args),
     }
 }

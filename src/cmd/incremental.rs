@@ -185,6 +185,9 @@ fn scan_inputs(
     Ok(plans)
 }
 
+/// A conversion's counts and outcome, and the checkpoints its sources staged.
+type Converted = (Summary, Result<(), Error>, Option<Checkpoints>);
+
 /// True for the formats written to a file (one new file per run under `--state`).
 fn is_file_format(f: Format) -> bool {
     !matches!(f, Format::Sqlite | Format::Rdm | Format::Null)
@@ -272,7 +275,7 @@ pub fn execute(mut job: Job) -> ExitCode {
     // From here on, a failure ends the run through `store.fail` (its temporary outputs
     // removed, nothing recorded as taken).
     let mut planned: Vec<(String, PlannedOutput)> = Vec::new();
-    let outcome = (|| -> Result<(Summary, Result<(), Error>, Option<Checkpoints>), Error> {
+    let outcome = (|| -> Result<Converted, Error> {
         for s in job.sinks.iter_mut() {
             if let (true, Some(out)) = (is_file_format(s.format), s.output.clone()) {
                 let abs = std::path::absolute(&out).map_err(|e| Error::io(out.clone(), e))?;

@@ -10,6 +10,7 @@ pub mod incremental;
 pub mod rdm;
 pub mod run;
 pub mod serve;
+pub mod state;
 pub mod stats;
 pub mod validate;
 
