@@ -92,6 +92,10 @@ fn the_bundled_configs_work() {
         if config.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
+        // It harvests a server: tests/oai_source.rs runs it against `soif serve`.
+        if config.file_name().is_some_and(|n| n == "oai-mirror.toml") {
+            continue;
+        }
         seen += 1;
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(root.join("examples"), dir.path().join("examples")).unwrap();

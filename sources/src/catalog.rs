@@ -20,6 +20,14 @@
 //! `rd-request-deleted` reply carry the action `delete`, so that, e.g., a `sqlite` sink
 //! deletes them. An HTTP error ends the input with the server's `RDM-Error-Message`.
 //!
+//! **Incremental reads.** With a resume point (`--state`), the plain "send all RD's" request
+//! of an input without a query part becomes two ([`open_since`]): the deletions since the
+//! last successful run started (`rd-request-deleted`, `Scope: since DATE`), then the RDs
+//! modified since then (the gatherer scope `since DATE`). The gatherer scope reads the RDs'
+//! own `Last-Modification-Time`, `Last-Modified` or `Update-Time`: an RD without one is
+//! never taken by an incremental run, and one submitted with an old date is missed (ask
+//! `soif state` to forget the source to take everything again).
+//!
 //! A plain `http(s)://host:port/rdm/incoming?type=rd-request&ql=gatherer&scope=all` input
 //! (the note's GET form) is read the same way once its reply shows it is RDM
 //! ([`is_rdm_reply`], [`open_reply`]): the crate's HTTP input hands such a reply here.
@@ -27,7 +35,9 @@
 use bytes::Bytes;
 use futures::StreamExt;
 use soif_codecs::rdm::message::reply_error_message;
-use soif_codecs::rdm::{request_from_form, Csid, QueryLanguage, RdmHeader, RdmQuery, RdmType};
+use soif_codecs::rdm::{
+    request_from_form, Csid, GathererScope, QueryLanguage, RdmDate, RdmHeader, RdmQuery, RdmType,
+};
 use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Action;
 use soif_pipeline::error::error_chain;
@@ -227,6 +237,88 @@ pub async fn open(
     Ok(reply_records(resp, name, max_record_size, read, deleted))
 }
 
+/// Whether `request` is the note's plain "send all RD's" (`rd-request`, the gatherer
+/// language, `Scope: all`): the request an incremental run narrows to `since` the last
+/// run (a request that names its own scope or asks for deletions is left as it is).
+pub fn is_incremental(request: &CatalogRequest) -> bool {
+    request.header.rdm_type == RdmType::RdRequest
+        && request.header.query_language == Some(QueryLanguage::Gatherer)
+        && request
+            .query
+            .as_ref()
+            .is_some_and(|q| matches!(q.gatherer_scope(), Ok(Some(GathererScope::All))))
+}
+
+/// The resume point of an incremental catalog input: the time (Unix seconds) the last
+/// successful read started, as `{"since":SECS}`.
+pub fn checkpoint_json(since: i64) -> String {
+    serde_json::json!({ "since": since }).to_string()
+}
+
+/// Reads [`checkpoint_json`]'s text.
+pub fn checkpoint_from_json(text: &str) -> Option<i64> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()?
+        .get("since")?
+        .as_i64()
+}
+
+/// The incremental read of `input` (an [`is_incremental`] request): first the
+/// deletions `since` (an `rd-request-deleted`), then the RDs modified `since` (the
+/// gatherer scope `since DATE`), as one record stream — deletions first, so that an RD
+/// deleted and then submitted again since the last run is kept. Also returns the time
+/// the catalog server's first reply gives in its `Date` header, if any (the caller
+/// takes the earlier of it and its own start as the next resume point, so that neither
+/// clock running ahead loses a change).
+pub async fn open_since(
+    client: &reqwest::Client,
+    input: &str,
+    name: Arc<str>,
+    max_record_size: usize,
+    read: Option<Arc<AtomicU64>>,
+    since: i64,
+) -> Result<(InputData, Option<i64>), Error> {
+    let base = CatalogRequest::parse(input)?;
+    let scope = format!("since {}", RdmDate::from_unix(since).to_http_string());
+    let mut deleted = base.clone();
+    deleted.header.rdm_type = RdmType::RdRequestDeleted;
+    deleted.query = Some(RdmQuery::with_scope(scope.clone()));
+    let mut changed = base;
+    if let Some(q) = changed.query.as_mut() {
+        q.scope = Some(scope);
+    }
+    let resp = send(client, &deleted, &name).await?;
+    let server_date = resp
+        .headers()
+        .get(reqwest::header::DATE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_secs()).ok());
+    let InputData::Records(deletions) =
+        reply_records(resp, name.clone(), max_record_size, read.clone(), true)
+    else {
+        return Err(Error::Fatal("a catalog reply yields records".into()));
+    };
+    // The second request goes out only once the deletions have been read: one request
+    // at a time, as a single catalog input always did.
+    let client = client.clone();
+    let rest = futures::stream::once(async move {
+        match send(&client, &changed, &name).await {
+            Ok(resp) => match reply_records(resp, name, max_record_size, read, false) {
+                InputData::Records(s) => s,
+                _ => futures::stream::empty().boxed(),
+            },
+            Err(e) => futures::stream::iter([Err(e)]).boxed(),
+        }
+    })
+    .flatten();
+    Ok((
+        InputData::Records(deletions.chain(rest).boxed()),
+        server_date,
+    ))
+}
+
 /// The records of a successful reply: its `@RDMHEADER` checked and dropped, its RDs
 /// decoded as they arrive (marked `delete` when `deleted` or the reply says
 /// `rd-response-deleted`).
@@ -383,7 +475,7 @@ pub async fn spool_reply(
     spool_records(data, input, out).await
 }
 
-async fn spool_records(
+pub(crate) async fn spool_records(
     data: InputData,
     input: &str,
     out: &mut (impl tokio::io::AsyncWrite + Unpin),

@@ -3,8 +3,9 @@
 //! [`expand`] turns what the user typed into the list of inputs to read, in a stable
 //! order: a directory is read recursively with its files sorted by path (hidden files
 //! and directories, whose names start with `.`, are left out); a pattern with `*`, `?` or
-//! `[` is a glob whose matches are sorted; `-` is stdin; `http://`, `https://` and
-//! `x-catalog://` (an RDM catalog, see [`crate::catalog`]) are URLs. No inputs at all means stdin.
+//! `[` is a glob whose matches are sorted; `-` is stdin; `http://`, `https://`,
+//! `x-catalog://` (an RDM catalog, see [`crate::catalog`]) and `oai+http(s)://` (an OAI-PMH
+//! repository, see [`crate::oai`]) are URLs. No inputs at all means stdin.
 
 use crate::decompress::{Compression, MAGIC_LEN};
 use crate::InputSpec;
@@ -24,6 +25,7 @@ pub fn expand(inputs: &[String]) -> Result<Vec<InputSpec>, Error> {
         } else if input.starts_with("http://")
             || input.starts_with("https://")
             || crate::catalog::is_catalog(input)
+            || crate::oai::is_oai(input)
         {
             out.push(InputSpec::Url(input.clone()));
         } else if Path::new(input).is_dir() {

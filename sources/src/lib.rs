@@ -2,7 +2,8 @@
 //!
 //! [`InputSource`] reads a list of inputs — files, directories and globs ([`file`]),
 //! stdin, `http(s)://` URLs ([`http`]), RDM catalogs ([`catalog`]: `x-catalog://`, or an
-//! `http(s)://` URL whose reply is `application/x-rdm`) — one after the other as one stream, implementing
+//! `http(s)://` URL whose reply is `application/x-rdm`), OAI-PMH repositories ([`oai`]:
+//! `oai+http(s)://`) — one after the other as one stream, implementing
 //! the engine's [`Source`] trait. Every input is decompressed when its first bytes say
 //! gzip, bzip2, xz or zstd ([`decompress`]), then handed on as SOIF bytes for the engine's
 //! decoder, or decoded here when it is JSON Lines ([`jsonl`]).
@@ -23,16 +24,22 @@
 //! [`range`] finds the byte ranges of a plain file that decode independently (`soif
 //! split`) and reads one of them as a source (`soif convert --range`).
 //!
+//! With [`SourceOptions::checkpoints`] (`--state`), URLs, catalogs and OAI-PMH
+//! repositories are read incrementally from the previous run's checkpoints ([`checkpoint`]
+//! says what each keeps).
+//!
 //! JSON Lines is recognised by `--from jsonl`, by a `.jsonl` or `.ndjson` name (before any
 //! compression suffix), or — with the default `auto` — by content: SOIF starts with `@`,
 //! JSON Lines with `{`.
 
 pub mod arrow;
 pub mod catalog;
+pub mod checkpoint;
 pub mod decompress;
 pub mod file;
 pub mod http;
 pub mod jsonl;
+pub mod oai;
 pub mod parquet;
 pub mod range;
 
@@ -127,6 +134,8 @@ pub struct SourceOptions {
     /// not incremental, read everything. Files are not concerned: the state store picks
     /// which files to read before the run.
     pub checkpoints: Option<soif_pipeline::Checkpoints>,
+    /// Where retries and other notices go.
+    pub notices: Option<Notices>,
 }
 
 impl Default for SourceOptions {
@@ -136,6 +145,7 @@ impl Default for SourceOptions {
             max_record_size: 64 << 20,
             mmap: true,
             checkpoints: None,
+            notices: None,
         }
     }
 }
@@ -179,16 +189,12 @@ impl InputSource {
     async fn open(&mut self, spec: InputSpec) -> Result<Input, Error> {
         let name: Arc<str> = Arc::from(spec.name());
         if let InputSpec::Url(url) = &spec {
+            if oai::is_oai(url) {
+                let data = self.open_oai(url, name.clone()).await?;
+                return Ok(Input { name, data });
+            }
             if catalog::is_catalog(url) {
-                let client = self.http_client()?;
-                let data = catalog::open(
-                    &client,
-                    url,
-                    name.clone(),
-                    self.opts.max_record_size,
-                    Some(self.read.clone()),
-                )
-                .await?;
+                let data = self.open_catalog(url, name.clone()).await?;
                 return Ok(Input { name, data });
             }
         }
@@ -236,7 +242,32 @@ impl InputSource {
             ),
             InputSpec::Url(url) => {
                 let client = self.http_client()?;
-                let resp = http::get(&client, url).await?;
+                let checkpoints = self.opts.checkpoints.clone();
+                let previous = checkpoints
+                    .as_ref()
+                    .and_then(|c| c.previous(&name))
+                    .and_then(|cp| http::Validators::from_json(&cp.value));
+                let resp = http::get_conditional(&client, url, previous.as_ref()).await?;
+                if let (Some(c), Some(p)) = (&checkpoints, &previous) {
+                    if resp.status() == reqwest::StatusCode::NOT_MODIFIED {
+                        // Unchanged since the last run: nothing to read; the checkpoint
+                        // stays what it was.
+                        c.stage(&name, checkpoint::KIND_HTTP, p.to_json());
+                        return Ok(Input {
+                            name,
+                            data: InputData::Records(Box::pin(futures::stream::empty())),
+                        });
+                    }
+                }
+                let pending = match (&checkpoints, resp.status().is_success()) {
+                    (Some(c), true) => http::Validators::of(&resp).map(|v| checkpoint::Pending {
+                        checkpoints: c.clone(),
+                        key: name.to_string(),
+                        kind: checkpoint::KIND_HTTP,
+                        value: v.to_json(),
+                    }),
+                    _ => None,
+                };
                 if catalog::is_rdm_reply(&resp) {
                     let data = catalog::open_reply(
                         resp,
@@ -245,9 +276,20 @@ impl InputSource {
                         Some(self.read.clone()),
                     )
                     .await?;
+                    let data = match (data, pending) {
+                        (InputData::Records(s), Some(p)) => InputData::Records(p.after_stream(s)),
+                        (d, _) => d,
+                    };
                     return Ok(Input { name, data });
                 }
-                http::body(resp, url)?.0
+                let body = http::body(resp, url)?.0;
+                match pending {
+                    Some(p) => Box::new(checkpoint::StageAtEof {
+                        inner: body,
+                        pending: Some(p),
+                    }),
+                    None => body,
+                }
             }
         };
         let counted: Reader = Box::new(Counting {
@@ -297,6 +339,70 @@ impl InputSource {
 }
 
 impl InputSource {
+    /// Harvests an OAI-PMH repository, from the previous run's resume point if any.
+    async fn open_oai(&mut self, url: &str, name: Arc<str>) -> Result<InputData, Error> {
+        let client = self.http_client()?;
+        let mut opts = oai::HarvestOptions {
+            read: Some(self.read.clone()),
+            notices: self.opts.notices.clone(),
+            ..oai::HarvestOptions::default()
+        };
+        if let Some(c) = &self.opts.checkpoints {
+            opts.resume = c
+                .previous(&name)
+                .and_then(|cp| oai::OaiCheckpoint::from_json(&cp.value));
+            let (c, key) = (c.clone(), name.to_string());
+            opts.done = Some(Arc::new(move |next: oai::OaiCheckpoint| {
+                c.stage(&key, checkpoint::KIND_OAI, next.to_json())
+            }));
+        }
+        oai::open(&client, url, name, opts).await
+    }
+
+    /// Reads an RDM catalog: with resume points, a plain "send all RD's" input reads only
+    /// the deletions and RDs since the previous run started ([`catalog::open_since`]).
+    async fn open_catalog(&mut self, url: &str, name: Arc<str>) -> Result<InputData, Error> {
+        let client = self.http_client()?;
+        let max = self.opts.max_record_size;
+        let read = Some(self.read.clone());
+        let incremental = match &self.opts.checkpoints {
+            Some(c) if catalog::is_incremental(&catalog::CatalogRequest::parse(url)?) => {
+                Some(c.clone())
+            }
+            _ => None,
+        };
+        let Some(checkpoints) = incremental else {
+            return catalog::open(&client, url, name, max, read).await;
+        };
+        // The run's start (the state store's clock), else now.
+        let started = chrono::DateTime::parse_from_rfc3339(checkpoints.run_started())
+            .map(|d| d.timestamp())
+            .unwrap_or_else(|_| unix_now());
+        let previous = checkpoints
+            .previous(&name)
+            .and_then(|cp| catalog::checkpoint_from_json(&cp.value));
+        let (data, server_date) = match previous {
+            Some(since) => {
+                catalog::open_since(&client, url, name.clone(), max, read, since).await?
+            }
+            None => (
+                catalog::open(&client, url, name.clone(), max, read).await?,
+                None,
+            ),
+        };
+        let next = server_date.map_or(started, |d| d.min(started));
+        let pending = checkpoint::Pending {
+            checkpoints,
+            key: name.to_string(),
+            kind: checkpoint::KIND_CATALOG,
+            value: catalog::checkpoint_json(next),
+        };
+        Ok(match data {
+            InputData::Records(s) => InputData::Records(pending.after_stream(s)),
+            d => d,
+        })
+    }
+
     /// Parquet or Arrow, by `--from`, by name, or (files) by magic bytes.
     fn columnar(&self, spec: &InputSpec, name: &str) -> Option<InputFormat> {
         match self.opts.format {
@@ -395,12 +501,50 @@ fn http_client() -> Result<reqwest::Client, Error> {
         .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))
 }
 
+/// Where sources send notices (retries): the CLI prints them as warnings.
+#[derive(Clone)]
+pub struct Notices(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Notices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notices")
+    }
+}
+
+/// Now, in Unix seconds.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 /// Copies an input that cannot be read twice (stdin, a URL) to a temporary file, as
 /// stored (still compressed), for a second pass. The file is deleted when the returned
 /// path is dropped.
 pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
+    spool_with(spec, &SourceOptions::default()).await
+}
+
+/// [`spool`] with the run's options: an OAI-PMH harvest is copied as SOIF (deletions in
+/// `@DELETE { }`), read from the resume point in `opts.checkpoints` and recording the
+/// next one, as the run itself would.
+pub async fn spool_with(
+    spec: &InputSpec,
+    opts: &SourceOptions,
+) -> Result<tempfile::TempPath, Error> {
     let name = spec.name();
     if let InputSpec::Url(url) = spec {
+        if oai::is_oai(url) {
+            let mut source = InputSource::new(Vec::new(), opts.clone());
+            let data = source.open_oai(url, Arc::from(name.as_str())).await?;
+            let (mut file, path) = temp_file().await?;
+            catalog::spool_records(data, url, &mut file).await?;
+            tokio::io::AsyncWriteExt::flush(&mut file)
+                .await
+                .map_err(|e| Error::io(format!("copying {name}"), e))?;
+            return Ok(path);
+        }
         if catalog::is_catalog(url) {
             let (mut file, path) = temp_file().await?;
             catalog::spool_to(&http_client()?, url, &mut file).await?;

@@ -33,6 +33,8 @@ use std::sync::{Arc, Mutex};
   soif split --parts 8 big.soif | parallel -k soif convert big.soif --range {} --to jsonl -q
   soif convert dumps/ --state dumps.state --to sqlite -o catalog.db   # nightly: only new files
   soif convert dumps/ --state dumps.state --to parquet -o out/records.parquet --dry-run
+  soif convert 'oai+https://repo.example.org/oai?metadataPrefix=oai_dc' --state oai.state \\
+      --to sqlite -o mirror.db                        # an OAI-PMH mirror: only what changed
 
 Transforms (-t, applied in order):
   collapse, expand, dc, validate[:SCHEMA], select:A,B, order:-Score,+Title,
@@ -314,6 +316,11 @@ pub fn run_job(
     job: &mut Job,
     reporter: &Arc<Reporter>,
 ) -> Result<(Summary, Result<(), Error>), Error> {
+    // Sources' notices (an OAI-PMH page asked again after a 503) are warnings.
+    let r = reporter.clone();
+    job.source.notices = Some(soif_sources::Notices(Arc::new(move |m: &str| {
+        soif_pipeline::engine::Observer::warning(&*r, m)
+    })));
     let rt = runtime()?;
     let start = std::time::Instant::now();
     let pair = rt.block_on(async {
@@ -378,7 +385,7 @@ async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error>
     for spec in &mut job.specs {
         if !spec.is_rereadable() {
             let name = spec.name();
-            let path = soif_sources::spool(spec).await?;
+            let path = soif_sources::spool_with(spec, &job.source).await?;
             *spec = InputSpec::Spooled {
                 path: path.to_path_buf(),
                 name,

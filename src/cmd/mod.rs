@@ -43,7 +43,9 @@ pub const EXIT_REJECTED: u8 = 3;
 pub struct InputArgs {
     /// Inputs: files, directories (read recursively, sorted), globs, `-` for stdin,
     /// http(s):// URLs, RDM catalogs (x-catalog://host:port/name[?scope=…&view-hits=…], an
-    /// rd-request). None: stdin. gzip, bzip2, xz and zstd are detected by magic bytes.
+    /// rd-request), OAI-PMH repositories (oai+http(s)://host/path?metadataPrefix=oai_dc|soif
+    /// [&set=…&from=…&until=…], a ListRecords harvest). None: stdin. gzip, bzip2, xz and
+    /// zstd are detected by magic bytes.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
 
@@ -110,7 +112,7 @@ impl InputArgs {
             format: InputFormat::parse(&self.from).unwrap_or_default(),
             max_record_size: self.max_record_size,
             mmap: !self.no_mmap,
-            checkpoints: None,
+            ..SourceOptions::default()
         }
     }
 

@@ -150,7 +150,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             format,
             max_record_size,
             mmap: config.source.mmap,
-            checkpoints: None,
+            ..SourceOptions::default()
         },
         engine: EngineOptions {
             policy,
