@@ -62,7 +62,11 @@ fn decode_every_way(input: &[u8], opts: DecoderOptions) -> Items {
         .decode_bytes(Bytes::copy_from_slice(input))
         .collect();
     assert_eq!(held, whole, "held whole and one read differ");
-    assert_eq!(in_place(input, opts.clone()), whole, "in place and one read differ");
+    assert_eq!(
+        in_place(input, opts.clone()),
+        whole,
+        "in place and one read differ"
+    );
     for chunk in [1, 7, 4096] {
         let reads = decode_in_reads(input, opts.clone(), chunk);
         assert_eq!(reads, whole, "reads of {chunk} bytes and one read differ");
