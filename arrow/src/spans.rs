@@ -25,7 +25,7 @@
 //! use soif_codecs::soif::SoifDecoder;
 //! let input = Bytes::from_static(b"@FILE { http://a/\nTitle{5}:\tHello\n}\n");
 //! let mut objects = SoifDecoder::default().decode_bytes(input.clone());
-//! let mut spans = Spans::new(input);
+//! let mut spans = Spans::new();
 //! while let Some(object) = objects.next_in_place() {
 //!     spans.push(&object.unwrap());
 //! }
@@ -56,6 +56,8 @@ enum Url {
 }
 
 struct Row {
+    /// The row's input in [`Spans::inputs`].
+    input: usize,
     template: Range<usize>,
     url: Url,
     action: Option<Action>,
@@ -63,11 +65,12 @@ struct Row {
     attrs_end: usize,
 }
 
-/// Objects decoded in place from one input, gathered for one batch (see the module
-/// documentation). Memory: the input is shared, not copied; each object costs its
-/// ranges (32 bytes an attribute).
+/// Objects decoded in place, gathered for one batch (see the module documentation).
+/// Memory: the inputs are shared, not copied; each object costs its ranges (32 bytes an
+/// attribute).
 pub struct Spans {
-    input: Bytes,
+    /// The inputs the objects were read from (one, or a few small files).
+    inputs: Vec<Bytes>,
     rows: Vec<Row>,
     /// Name and value ranges of every attribute, rows after rows.
     attrs: Vec<(Range<usize>, Range<usize>)>,
@@ -78,11 +81,17 @@ pub struct Spans {
     object_bytes: usize,
 }
 
+impl Default for Spans {
+    fn default() -> Self {
+        Spans::new()
+    }
+}
+
 impl Spans {
-    /// Empty, for objects of `input`.
-    pub fn new(input: Bytes) -> Spans {
+    /// Empty.
+    pub fn new() -> Spans {
         Spans {
-            input,
+            inputs: Vec::new(),
             rows: Vec::new(),
             attrs: Vec::new(),
             joined: Vec::new(),
@@ -92,23 +101,16 @@ impl Spans {
         }
     }
 
-    /// Whether `object` was read from this input (objects of another input go in
-    /// another `Spans`).
-    pub fn holds(&self, object: &ObjectSpans<'_>) -> bool {
-        let other = object.input();
-        other.as_ptr() == self.input.as_ptr() && other.len() == self.input.len()
-    }
-
     /// Adds one object.
-    ///
-    /// # Panics
-    /// When the object is from another input ([`holds`](Self::holds) is false): its
-    /// ranges would point into the wrong bytes.
     pub fn push(&mut self, object: &ObjectSpans<'_>) {
-        assert!(
-            self.holds(object),
-            "Spans::push: an object of another input"
-        );
+        let input = object.input();
+        let same = self
+            .inputs
+            .last()
+            .is_some_and(|i| i.as_ptr() == input.as_ptr() && i.len() == input.len());
+        if !same {
+            self.inputs.push(input.clone());
+        }
         let url = match object.url_range() {
             Some(r) => Url::Input(r),
             None => {
@@ -124,6 +126,7 @@ impl Spans {
         }
         self.object_bytes += object.bytes().len();
         self.rows.push(Row {
+            input: self.inputs.len() - 1,
             template: object.template_range(),
             url,
             action: object.action(),
@@ -149,13 +152,13 @@ impl Spans {
     /// The batch of the objects added, equal to what [`BatchBuilder`](crate::BatchBuilder)
     /// makes of their records.
     pub fn build(&self) -> RecordBatch {
-        let input = &self.input[..];
         let rows = self.rows.len();
         let mut template = Pair::new(rows, 0);
         let mut url = Pair::new(rows, 0);
         let mut action = Column::new(rows, 0);
         let mut action_valid = Bits::new(rows);
         for row in &self.rows {
+            let input = &self.inputs[row.input][..];
             template.push(&input[row.template.clone()]);
             url.push(match &row.url {
                 Url::Input(r) => &input[r.clone()],
@@ -175,9 +178,14 @@ impl Spans {
         let n = self.attrs.len();
         let mut names = Pair::new(n, self.name_bytes);
         let mut values = Pair::new(n, self.value_bytes);
-        for (name, value) in &self.attrs {
-            names.push(&input[name.clone()]);
-            values.push(&input[value.clone()]);
+        let mut from = 0;
+        for row in &self.rows {
+            let input = &self.inputs[row.input][..];
+            for (name, value) in &self.attrs[from..row.attrs_end] {
+                names.push(&input[name.clone()]);
+                values.push(&input[value.clone()]);
+            }
+            from = row.attrs_end;
         }
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0i32);
@@ -348,7 +356,7 @@ impl Pair {
 
     #[inline]
     fn push(&mut self, b: &[u8]) {
-        let utf8 = simdutf8::basic::from_utf8(b).is_ok();
+        let utf8 = is_utf8(b);
         if utf8 {
             self.text.push(b);
             self.bytes.skip();
@@ -364,6 +372,18 @@ impl Pair {
         let text = self.text.finish(self.utf8.finish());
         // The bytes column of a pair with no text at all: every slot valid, `None`.
         (text, self.bytes.finish_binary(bytes_nulls))
+    }
+}
+
+/// Whether `b` is UTF-8: SIMD for long values; short ones (names, most small values),
+/// for which `simdutf8` calls the standard library's check anyway, are first tested
+/// for ASCII, word by word, which is most of them.
+#[inline]
+fn is_utf8(b: &[u8]) -> bool {
+    if b.len() < 64 {
+        b.is_ascii() || std::str::from_utf8(b).is_ok()
+    } else {
+        simdutf8::basic::from_utf8(b).is_ok()
     }
 }
 
@@ -419,24 +439,56 @@ impl Data {
 /// Anonymous memory mapped for one column's bytes, its start aligned to a huge page and
 /// the kernel asked for huge pages (`MADV_HUGEPAGE`; where they are not on offer it is
 /// plain memory). Only what is written is ever touched, so room never used costs no
-/// memory. Handed to Arrow as the buffer's owner: unmapped when the last array using
-/// it goes.
+/// memory. Handed to Arrow as the buffer's owner: when the last array using it goes,
+/// the mapping goes back to a small pool ([`POOL_BYTES`]) for the next batches, else
+/// it is unmapped.
 struct HugeRegion {
-    map: memmap2::MmapMut,
+    map: Option<memmap2::MmapMut>,
     start: usize,
     capacity: usize,
     len: usize,
 }
 
+/// At most this much memory of released batches is kept mapped for the next ones.
+///
+/// Why: a fresh page costs a fault and the kernel zeroing it before it is written,
+/// which took a third of the time of building a batch. A consumer that streams (DuckDB,
+/// a Parquet writer, Spark) releases each batch soon after it gets it, so a few batches'
+/// worth of memory, reused, makes every later batch free of faults. The bound keeps
+/// what a finished read leaves behind small (an allocator keeps freed memory alike).
+pub const POOL_BYTES: usize = 64 << 20;
+
+/// Mappings of released batches, and their total size.
+static POOL: std::sync::Mutex<(Vec<memmap2::MmapMut>, usize)> =
+    std::sync::Mutex::new((Vec::new(), 0));
+
 impl HugeRegion {
     fn new(capacity: usize) -> Option<HugeRegion> {
-        let map = memmap2::MmapMut::map_anon(capacity.checked_add(HUGE_PAGE)?).ok()?;
+        // Sizes rounded to huge pages, so that batches of about the same size share.
+        let size = capacity.checked_add(2 * HUGE_PAGE - 1)? / HUGE_PAGE * HUGE_PAGE;
+        let pooled = POOL.lock().ok().and_then(|mut pool| {
+            let (maps, bytes) = &mut *pool;
+            let i = maps
+                .iter()
+                .position(|m| m.len() >= size && m.len() <= 2 * size)?;
+            let map = maps.swap_remove(i);
+            *bytes -= map.len();
+            Some(map)
+        });
+        let map = match pooled {
+            Some(map) => map,
+            None => {
+                let map = memmap2::MmapMut::map_anon(size).ok()?;
+                #[cfg(target_os = "linux")]
+                // An advice: where it fails the memory is plain pages, only slower to fill.
+                let _ = map.advise(memmap2::Advice::HugePage);
+                map
+            }
+        };
         let start = map.as_ptr().align_offset(HUGE_PAGE).min(HUGE_PAGE);
-        #[cfg(target_os = "linux")]
-        // An advice: where it fails the memory is plain pages, only slower to fill.
-        let _ = map.advise_range(memmap2::Advice::HugePage, start, capacity);
+        let capacity = map.len() - start;
         Some(HugeRegion {
-            map,
+            map: Some(map),
             start,
             capacity,
             len: 0,
@@ -452,14 +504,33 @@ impl HugeRegion {
         else {
             return false;
         };
+        let Some(map) = self.map.as_mut() else {
+            return false;
+        };
         let at = self.start + self.len;
-        self.map[at..at + b.len()].copy_from_slice(b);
+        map[at..at + b.len()].copy_from_slice(b);
         self.len = end;
         true
     }
 
     fn filled(&self) -> &[u8] {
-        &self.map[self.start..self.start + self.len]
+        match &self.map {
+            Some(map) => &map[self.start..self.start + self.len],
+            None => &[],
+        }
+    }
+}
+
+impl Drop for HugeRegion {
+    fn drop(&mut self) {
+        let Some(map) = self.map.take() else { return };
+        if let Ok(mut pool) = POOL.lock() {
+            let (maps, bytes) = &mut *pool;
+            if *bytes + map.len() <= POOL_BYTES {
+                *bytes += map.len();
+                maps.push(map);
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! taken back in input order. At most [`IN_FLIGHT`] chunks are out at a time, so memory
 //! stays bounded (a few batches), whatever the input's size.
 
-use crate::core::{Core, Failure};
+use crate::core::{Chunk, Core, Failure};
 use arrow_array::RecordBatch;
 use soif_arrow::BatchBuilder;
 use soif_codecs::{Record, Value};
@@ -20,13 +20,13 @@ pub const BATCH_BYTES: usize = 8 << 20;
 
 /// A worker thread that builds batches from chunks of records.
 struct Worker {
-    chunks: Sender<Vec<Record>>,
+    chunks: Sender<Chunk>,
     batches: Receiver<RecordBatch>,
 }
 
 impl Worker {
     fn start() -> Option<Worker> {
-        let (chunk_tx, chunk_rx) = channel::<Vec<Record>>();
+        let (chunk_tx, chunk_rx) = channel::<Chunk>();
         let (batch_tx, batch_rx) = channel();
         std::thread::Builder::new()
             .name("soif-batches".into())
@@ -45,9 +45,17 @@ impl Worker {
     }
 }
 
+/// The batch of a chunk: objects in place go the fast way (`soif_arrow::Spans`).
+fn build(chunk: &Chunk) -> RecordBatch {
+    match chunk {
+        Chunk::Records(records) => build_records(records),
+        Chunk::Spans(spans) => spans.build(),
+    }
+}
+
 /// A batch of `chunk`, its buffers sized up front (growing them would copy each value
 /// again and fault in pages twice).
-fn build(chunk: &[Record]) -> RecordBatch {
+fn build_records(chunk: &[Record]) -> RecordBatch {
     let (mut attributes, mut names, mut values) = (0, 0, 0);
     for r in chunk {
         for a in &r.attributes {
@@ -122,25 +130,19 @@ impl Batches {
         }
     }
 
-    /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); empty at the
+    /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); `None` at the
     /// end or on a failure (then kept in `deferred`).
-    fn chunk(&mut self) -> Vec<Record> {
-        let mut out = Vec::new();
-        let result = self.core.fill(self.batch_size, BATCH_BYTES, |r| {
-            let n = size(&r);
-            out.push(r);
-            n
-        });
-        match result {
-            Ok(_) if !out.is_empty() => out,
-            Ok(_) => {
+    fn chunk(&mut self) -> Option<Chunk> {
+        match self.core.fill_chunk(self.batch_size, BATCH_BYTES, size) {
+            Ok(Some(chunk)) => Some(chunk),
+            Ok(None) => {
                 self.exhausted = true;
-                out
+                None
             }
             Err(f) => {
                 self.exhausted = true;
                 self.deferred = Some(f);
-                Vec::new()
+                None
             }
         }
     }
@@ -156,18 +158,16 @@ impl Batches {
         }
         if self.workers.is_empty() {
             if !self.exhausted {
-                let chunk = self.chunk();
-                if !chunk.is_empty() {
+                if let Some(chunk) = self.chunk() {
                     return Ok(Some(build(&chunk)));
                 }
             }
             return self.deferred.take().map_or(Ok(None), Err);
         }
         while self.in_flight.len() < IN_FLIGHT && !self.exhausted {
-            let chunk = self.chunk();
-            if chunk.is_empty() {
+            let Some(chunk) = self.chunk() else {
                 break;
-            }
+            };
             let w = self.next_worker % self.workers.len();
             self.next_worker = self.next_worker.wrapping_add(1);
             if self.workers[w].chunks.send(chunk).is_err() {

@@ -9,6 +9,7 @@
 
 use bytes::BytesMut;
 use futures::StreamExt;
+use soif_arrow::Spans;
 use soif_codecs::soif::{DecodeBytes, DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use soif_pipeline::source::{InputData, Rejection, Source};
@@ -158,43 +159,47 @@ impl Core {
         })
     }
 
+    /// Opens the next input as the feed; false at the end of the inputs.
+    fn open_next(&mut self) -> Result<bool, Failure> {
+        if self.done {
+            return Ok(false);
+        }
+        let input = self.rt.block_on(self.source.next_input());
+        self.counts
+            .bytes
+            .store(self.source.bytes_read(), Ordering::Relaxed);
+        let Some(input) = input? else {
+            self.done = true;
+            return Ok(false);
+        };
+        let opts = self.decoder.clone().named(input.name.clone());
+        self.feed = Some(match input.data {
+            InputData::Soif(reader) => Feed::Stream {
+                name: input.name,
+                reader,
+                decoder: SoifDecoder::new(opts),
+                buf: BytesMut::with_capacity(READ_CAPACITY),
+                read: 0,
+                records: 0,
+                eof: false,
+            },
+            InputData::Held { data, consumed } => Feed::Held {
+                items: SoifDecoder::new(opts).decode_bytes(data),
+                consumed,
+            },
+            InputData::Records(stream) => Feed::Records { stream, records: 0 },
+        });
+        Ok(true)
+    }
+
     /// The next record or rejection of the inputs, `None` at the end.
     fn next_item(&mut self) -> Result<Option<Result<Record, Rejection>>, Failure> {
         loop {
             let Some(feed) = self.feed.as_mut() else {
-                if self.done {
+                if !self.open_next()? {
                     return Ok(None);
                 }
-                let input = self.rt.block_on(self.source.next_input());
-                self.counts
-                    .bytes
-                    .store(self.source.bytes_read(), Ordering::Relaxed);
-                match input? {
-                    None => {
-                        self.done = true;
-                        return Ok(None);
-                    }
-                    Some(input) => {
-                        let opts = self.decoder.clone().named(input.name.clone());
-                        self.feed = Some(match input.data {
-                            InputData::Soif(reader) => Feed::Stream {
-                                name: input.name,
-                                reader,
-                                decoder: SoifDecoder::new(opts),
-                                buf: BytesMut::with_capacity(READ_CAPACITY),
-                                read: 0,
-                                records: 0,
-                                eof: false,
-                            },
-                            InputData::Held { data, consumed } => Feed::Held {
-                                items: SoifDecoder::new(opts).decode_bytes(data),
-                                consumed,
-                            },
-                            InputData::Records(stream) => Feed::Records { stream, records: 0 },
-                        });
-                        continue;
-                    }
-                }
+                continue;
             };
             let item = match feed {
                 Feed::Stream {
@@ -292,29 +297,33 @@ impl Core {
                     }
                     return Ok(Some(record));
                 }
-                Err(rejection) => {
-                    bump(&self.counts.rejected);
-                    match &self.policy {
-                        Policy::Fail => return Err(Failure::Decode(rejection)),
-                        Policy::Skip => {}
-                        Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
-                            (Some(raw), Some(q)) => {
-                                q.write_all(raw).map_err(|e| Failure::Io {
-                                    message: format!("writing the quarantine: {e}"),
-                                })?;
-                                bump(&self.counts.quarantined);
-                            }
-                            _ => bump(&self.counts.not_quarantined),
-                        },
-                    }
-                    if let Ok(mut errors) = self.counts.errors.lock() {
-                        if errors.len() < MAX_ERRORS {
-                            errors.push(rejection);
-                        }
-                    }
-                }
+                Err(rejection) => self.reject(rejection)?,
             }
         }
+    }
+
+    /// The error policy applied to a rejected record (counted in `records_in` already).
+    fn reject(&mut self, rejection: Rejection) -> Result<(), Failure> {
+        bump(&self.counts.rejected);
+        match &self.policy {
+            Policy::Fail => return Err(Failure::Decode(rejection)),
+            Policy::Skip => {}
+            Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
+                (Some(raw), Some(q)) => {
+                    q.write_all(raw).map_err(|e| Failure::Io {
+                        message: format!("writing the quarantine: {e}"),
+                    })?;
+                    bump(&self.counts.quarantined);
+                }
+                _ => bump(&self.counts.not_quarantined),
+            },
+        }
+        if let Ok(mut errors) = self.counts.errors.lock() {
+            if errors.len() < MAX_ERRORS {
+                errors.push(rejection);
+            }
+        }
+        Ok(())
     }
 
     /// Up to `max` records (fewer at the end, or when they hold `max_bytes` of names and
@@ -354,4 +363,133 @@ impl Core {
         }
         Ok(n)
     }
+
+    /// Like [`fill`](Self::fill), but objects of an input held whole (a mapped file, a
+    /// `bytes` object) are not made into records: they are gathered in place as ranges
+    /// of the input ([`Spans`]), and the batch is built from those (the fast path of
+    /// `soif_arrow::spans`). A chunk holds one kind, so it also ends where a mapped file
+    /// and an input read as a stream (compressed, a URL) follow each other. `None` at
+    /// the end.
+    pub fn fill_chunk(
+        &mut self,
+        max: usize,
+        max_bytes: usize,
+        size: impl Fn(&Record) -> usize,
+    ) -> Result<Option<Chunk>, Failure> {
+        if let Some(f) = self.pending.take() {
+            self.failed = true;
+            return Err(f);
+        }
+        if self.failed {
+            return Ok(None);
+        }
+        let mut chunk: Option<Chunk> = None;
+        let (mut n, mut bytes) = (0usize, 0usize);
+        while n < max.max(1) && bytes < max_bytes {
+            let step = self.chunk_step(&mut chunk);
+            match step {
+                Ok(Some(b)) => {
+                    n += 1;
+                    bytes += b.unwrap_or_else(|| match &chunk {
+                        Some(Chunk::Records(r)) => r.last().map_or(0, &size),
+                        _ => 0,
+                    });
+                }
+                Ok(None) => break,
+                Err(f) if n == 0 => {
+                    self.failed = true;
+                    return Err(f);
+                }
+                Err(f) => {
+                    self.pending = Some(f);
+                    break;
+                }
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// Adds the next good record or object to `chunk`: `Some(Some(bytes))` for an object
+    /// in place, `Some(None)` for a record; `None` at the end, or where the chunk must
+    /// end because the next input is of the other kind.
+    fn chunk_step(&mut self, chunk: &mut Option<Chunk>) -> Result<Option<Option<usize>>, Failure> {
+        loop {
+            if self.feed.is_none() && !self.open_next()? {
+                // The end: what is left to do there (the quarantine's flush).
+                return self.next_record_into(chunk);
+            }
+            let Some(Feed::Held { items, consumed }) = self.feed.as_mut() else {
+                if matches!(chunk, Some(Chunk::Spans(_))) {
+                    return Ok(None);
+                }
+                return self.next_record_into(chunk);
+            };
+            if matches!(chunk, Some(Chunk::Records(_))) {
+                return Ok(None);
+            }
+            match items.next_in_place() {
+                None => {
+                    consumed(items.offset());
+                    self.feed = None;
+                    self.counts
+                        .bytes
+                        .store(self.source.bytes_read(), Ordering::Relaxed);
+                    continue;
+                }
+                Some(Ok(object)) => {
+                    bump(&self.counts.records_in);
+                    bump(&self.counts.records_out);
+                    if !object.repairs().is_empty() {
+                        bump(&self.counts.repaired);
+                    }
+                    match chunk {
+                        Some(Chunk::Spans(spans)) => spans.push(&object),
+                        _ => {
+                            let mut spans = Spans::new();
+                            spans.push(&object);
+                            *chunk = Some(Chunk::Spans(spans));
+                        }
+                    }
+                    let len = object.bytes().len();
+                    let offset = (object.offset() + len) as u64;
+                    // The batch is built later, on a worker thread, from the mapped
+                    // pages: the source may let go of pages only well behind them.
+                    consumed(offset.saturating_sub(IN_PLACE_LAG));
+                    return Ok(Some(Some(len)));
+                }
+                Some(Err(e)) => {
+                    consumed(items.offset().saturating_sub(IN_PLACE_LAG));
+                    bump(&self.counts.records_in);
+                    self.reject(Rejection::from(e))?;
+                }
+            }
+        }
+    }
+
+    /// The next good record into a chunk of records (`None` at the end).
+    fn next_record_into(
+        &mut self,
+        chunk: &mut Option<Chunk>,
+    ) -> Result<Option<Option<usize>>, Failure> {
+        let Some(record) = self.next_record()? else {
+            return Ok(None);
+        };
+        bump(&self.counts.records_out);
+        match chunk {
+            Some(Chunk::Records(r)) => r.push(record),
+            _ => *chunk = Some(Chunk::Records(vec![record])),
+        }
+        Ok(Some(None))
+    }
 }
+
+/// What one batch is built from: records, or objects decoded in place from one input
+/// held whole.
+pub enum Chunk {
+    Records(Vec<Record>),
+    Spans(Spans),
+}
+
+/// How far behind the decoder an input held whole may let go of its pages while the
+/// reader builds batches from them on worker threads (a few batches in flight).
+const IN_PLACE_LAG: u64 = 64 << 20;
