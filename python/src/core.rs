@@ -80,6 +80,9 @@ pub struct Counts {
     pub bytes: AtomicU64,
     /// The first [`MAX_ERRORS`] rejections under `skip` and `quarantine`.
     pub errors: Mutex<Vec<Rejection>>,
+    /// The failure that ended the read, kept for `Reader.error`: through the Arrow C
+    /// stream a consumer sees only its message.
+    pub failure: Mutex<Option<Failure>>,
 }
 
 fn bump(c: &AtomicU64) {
@@ -299,6 +302,13 @@ impl Core {
                 }
                 Err(rejection) => self.reject(rejection)?,
             }
+        }
+    }
+
+    /// Keeps the failure that ended the read for `Reader.error`.
+    pub fn keep_failure(&self, f: Failure) {
+        if let Ok(mut kept) = self.counts.failure.lock() {
+            *kept = Some(f);
         }
     }
 
