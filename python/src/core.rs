@@ -501,5 +501,6 @@ pub enum Chunk {
 }
 
 /// How far behind the decoder an input held whole may let go of its pages while the
-/// reader builds batches from them on worker threads (a few batches in flight).
-const IN_PLACE_LAG: u64 = 64 << 20;
+/// reader builds batches from them on worker threads: the batches in flight (at most
+/// three chunks of about 8 MB) and some room.
+const IN_PLACE_LAG: u64 = 32 << 20;
