@@ -340,6 +340,73 @@ fn wide_layout_columns_lists_and_types() {
     assert_eq!(code(&o), 1, "fail by default: {}", stderr(&o));
 }
 
+/// After `-t collapse`, the wide layout's multi-valued attributes are list columns read
+/// back with their values in order: numbered names (`Author-1…N`, RFC 2655 §4) and a
+/// name repeated; a single value is a list of one, an absent attribute null.
+#[test]
+fn wide_layout_multi_values_read_back_as_lists() {
+    use arrow_array::{Array, ListArray, StringArray};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.parquet");
+    let input = b"@FILE { http://a/\nTitle{1}:\tA\nAuthor-1{3}:\tAnn\nAuthor-2{3}:\tBob\nAuthor-3{3}:\tCid\nKeyword{1}:\tx\nKeyword{1}:\ty\n}\n\
+@FILE { http://b/\nTitle{1}:\tB\nAuthor-1{3}:\tDee\n}\n\
+@FILE { http://c/\nTitle{1}:\tC\n}\n";
+    let o = run(
+        &[
+            "-t",
+            "collapse",
+            "--to",
+            "parquet",
+            "--parquet-layout",
+            "wide",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        input,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let batches: Vec<_> = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(&out).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
+    assert_eq!(batches.len(), 1, "a small file reads as one batch");
+    let batch = &batches[0];
+    let list = |name: &str| -> Vec<Option<Vec<String>>> {
+        let col = batch
+            .column_by_name(name)
+            .unwrap_or_else(|| panic!("no column {name}"));
+        let col = col
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .expect("a list column");
+        (0..col.len())
+            .map(|i| {
+                col.is_valid(i).then(|| {
+                    let v = col.value(i);
+                    let s = v.as_any().downcast_ref::<StringArray>().unwrap();
+                    s.iter().map(|x| x.unwrap().to_string()).collect()
+                })
+            })
+            .collect()
+    };
+    let some = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        list("Author"),
+        [some(&["Ann", "Bob", "Cid"]), some(&["Dee"]), None]
+    );
+    assert_eq!(list("Keyword"), [some(&["x", "y"]), None, None]);
+    let title = batch.column_by_name("Title").unwrap();
+    assert_eq!(
+        title.data_type().to_string(),
+        "Utf8",
+        "one value each: no list"
+    );
+}
+
 /// Records with awkward bytes: non-UTF-8 names, values and URLs, empty values, repeated
 /// names, braces and NULs in values, and envelopes.
 fn soif_input() -> impl Strategy<Value = Vec<u8>> {

@@ -61,6 +61,103 @@ output = "out.soif"
     );
 }
 
+/// Columnar sinks from a pipeline file: Parquet (records layout, zstd by default),
+/// Parquet in the wide layout after `collapse`, and an Arrow IPC file, all in one pass;
+/// each reads back (`--from` by extension) to the inputs' canonical SOIF.
+#[test]
+fn parquet_and_arrow_sinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let docs = fixture("rfc2655/documents.soif");
+    let ecrc = fixture("harvest/ecrc-93-10.soif");
+    let pipeline = write(
+        d,
+        "p.toml",
+        &format!(
+            r#"
+[source]
+inputs = ["{docs}", "{ecrc}"]
+
+[[sink]]
+format = "parquet"
+output = "out.parquet"
+
+[[sink]]
+format = "parquet"
+output = "small.parquet"
+compression = "none"
+
+[[sink]]
+format = "arrow"
+output = "out.arrow"
+"#,
+            docs = docs.display(),
+            ecrc = ecrc.display(),
+        ),
+    );
+    let out = run_in(Some(d), &["run", &pipeline], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let want = convert_ok(
+        &[
+            docs.to_str().unwrap(),
+            ecrc.to_str().unwrap(),
+            "--to",
+            "soif",
+            "-q",
+        ],
+        b"",
+    );
+    assert!(!want.is_empty());
+    for name in ["out.parquet", "small.parquet", "out.arrow"] {
+        let path = d.join(name);
+        let back = convert_ok(&[path.to_str().unwrap(), "--to", "soif", "-q"], b"");
+        assert_eq!(
+            String::from_utf8_lossy(&back),
+            String::from_utf8_lossy(&want),
+            "{name}"
+        );
+    }
+    assert_ne!(
+        std::fs::metadata(d.join("out.parquet")).unwrap().len(),
+        std::fs::metadata(d.join("small.parquet")).unwrap().len(),
+        "compression from the sink's table"
+    );
+
+    // The wide layout after collapse: a list column for the multi-valued `Author`.
+    let wide = write(
+        d,
+        "wide.toml",
+        &format!(
+            r#"
+transforms = ["collapse"]
+
+[source]
+inputs = ["{docs}"]
+
+[[sink]]
+format = "parquet"
+output = "wide.parquet"
+parquet_layout = "wide"
+"#,
+            docs = docs.display(),
+        ),
+    );
+    let out = run_in(Some(d), &["run", &wide], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let schema = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(d.join("wide.parquet")).unwrap(),
+    )
+    .unwrap()
+    .schema()
+    .clone();
+    let author = schema.field_with_name("Author").unwrap();
+    assert_eq!(author.data_type().to_string(), "List(Utf8)");
+    assert_eq!(
+        schema.metadata().get("soif:layout").map(String::as_str),
+        Some("wide")
+    );
+}
+
 #[test]
 fn config_mistakes_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

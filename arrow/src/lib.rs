@@ -52,6 +52,9 @@
 //! assert_eq!(back[0].get_str("Title"), Some("Hello"));
 //! ```
 
+mod spans;
+pub use spans::{Spans, HUGE_MIN, POOL_BYTES};
+
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};

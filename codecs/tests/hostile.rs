@@ -32,6 +32,29 @@ fn decode_in_reads(input: &[u8], opts: DecoderOptions, chunk: usize) -> Items {
     out
 }
 
+/// The items of `input` held whole and decoded in place (`next_in_place`, the Arrow
+/// fast path), made into records.
+fn in_place(input: &[u8], opts: DecoderOptions) -> Items {
+    let mut objects = SoifDecoder::new(opts).decode_bytes(Bytes::copy_from_slice(input));
+    let mut out = Vec::new();
+    while let Some(item) = objects.next_in_place() {
+        out.push(item.map(|o| {
+            // The accessors agree with the record they make.
+            let r = o.to_record();
+            assert_eq!(o.template(), &r.template[..]);
+            assert_eq!(o.url(), &r.url[..]);
+            assert_eq!(o.bytes(), &r.raw.as_ref().expect("raw bytes")[..]);
+            assert_eq!(o.attribute_count(), r.attributes.len());
+            for ((n, v), a) in o.attribute_ranges().zip(&r.attributes) {
+                assert_eq!(&o.input()[n], &a.name[..]);
+                assert_eq!(Some(&o.input()[v]), a.value.as_bytes().map(|b| &b[..]));
+            }
+            r
+        }));
+    }
+    out
+}
+
 /// The items of `input`, after checking that every way of reading gives the same.
 fn decode_every_way(input: &[u8], opts: DecoderOptions) -> Items {
     let whole = decode_all(input, opts.clone());
@@ -39,6 +62,11 @@ fn decode_every_way(input: &[u8], opts: DecoderOptions) -> Items {
         .decode_bytes(Bytes::copy_from_slice(input))
         .collect();
     assert_eq!(held, whole, "held whole and one read differ");
+    assert_eq!(
+        in_place(input, opts.clone()),
+        whole,
+        "in place and one read differ"
+    );
     for chunk in [1, 7, 4096] {
         let reads = decode_in_reads(input, opts.clone(), chunk);
         assert_eq!(reads, whole, "reads of {chunk} bytes and one read differ");

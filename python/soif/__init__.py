@@ -311,6 +311,20 @@ class _Counts:
         ``input``, ``offset``, ``record`` and ``url``."""
         return self._native.errors
 
+    @property
+    def error(self) -> Optional[SoifError]:
+        """The error that ended the read, else None: a :class:`DecodeError` (with
+        ``input``, ``offset``, ``record``, ``url``) when a record failed the read under
+        ``on_error="fail"``, a :class:`SoifError` when an input could not be read.
+
+        Iterating a reader raises it directly. Through the Arrow stream (``pyarrow.table``,
+        ``polars.DataFrame``, DuckDB) the consumer raises its own exception type
+        (``pyarrow.ArrowInvalid``, ``polars.exceptions.ComputeError``, DuckDB's
+        ``InvalidInputException``) with the stream's error message, which starts with
+        ``soif.DecodeError:`` and names the input, byte offset, record number and URL;
+        this property then holds the exception itself."""
+        return self._native.error
+
     def close(self) -> None:
         """Stops reading and closes the inputs; the counts stay readable."""
         self._native.close()
@@ -374,10 +388,18 @@ class Reader(_Counts):
         return pa.record_batch(batch)
 
     def read_all(self) -> Any:
-        """Everything left as one ``pyarrow.Table``."""
+        """Everything left as one ``pyarrow.Table``. A failure is raised as the
+        :class:`DecodeError` or :class:`SoifError` itself (``pyarrow.table(reader)``
+        raises pyarrow's exception with the same message; see :attr:`error`)."""
         import pyarrow as pa
 
-        return pa.table(self)
+        try:
+            return pa.table(self)
+        except pa.ArrowException as e:
+            error = self.error
+            if error is None:
+                raise
+            raise error from e
 
     def __repr__(self) -> str:
         return f"<soif.Reader {self._counts()}>"

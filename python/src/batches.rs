@@ -8,7 +8,7 @@
 //! taken back in input order. At most [`IN_FLIGHT`] chunks are out at a time, so memory
 //! stays bounded (a few batches), whatever the input's size.
 
-use crate::core::{Core, Corrupt, Failure, Row};
+use crate::core::{Chunk, Core, Corrupt, Failure, Row};
 use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_buffer::NullBufferBuilder;
@@ -82,13 +82,13 @@ pub const BATCH_BYTES: usize = 8 << 20;
 
 /// A worker thread that builds batches from chunks of records.
 struct Worker {
-    chunks: Sender<Vec<Row>>,
+    chunks: Sender<Chunk>,
     batches: Receiver<RecordBatch>,
 }
 
 impl Worker {
     fn start(extras: Extras) -> Option<Worker> {
-        let (chunk_tx, chunk_rx) = channel::<Vec<Row>>();
+        let (chunk_tx, chunk_rx) = channel::<Chunk>();
         let (batch_tx, batch_rx) = channel();
         std::thread::Builder::new()
             .name("soif-batches".into())
@@ -107,9 +107,18 @@ impl Worker {
     }
 }
 
+/// The batch of a chunk: objects in place go the fast way (`soif_arrow::Spans`; only
+/// without extra columns, see [`Batches::chunk`]).
+fn build(chunk: &Chunk, extras: Extras) -> RecordBatch {
+    match chunk {
+        Chunk::Rows(rows) => build_rows(rows, extras),
+        Chunk::Spans(spans) => spans.build(),
+    }
+}
+
 /// A batch of `chunk`, its buffers sized up front (growing them would copy each value
 /// again and fault in pages twice).
-fn build(chunk: &[Row], extras: Extras) -> RecordBatch {
+fn build_rows(chunk: &[Row], extras: Extras) -> RecordBatch {
     let (mut attributes, mut names, mut values) = (0, 0, 0);
     for row in chunk {
         if let Row::Record(r) = row {
@@ -288,25 +297,25 @@ impl Batches {
         }
     }
 
-    /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); empty at the
+    /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); `None` at the
     /// end or on a failure (then kept in `deferred`).
-    fn chunk(&mut self) -> Vec<Row> {
-        let mut out = Vec::new();
-        let result = self.core.fill(self.batch_size, BATCH_BYTES, |r| {
-            let n = row_size(&r);
-            out.push(r);
-            n
-        });
-        match result {
-            Ok(_) if !out.is_empty() => out,
-            Ok(_) => {
+    fn chunk(&mut self) -> Option<Chunk> {
+        // The fast path builds the layout's columns only: with extra columns every
+        // chunk is rows.
+        let in_place = self.extras == Extras::default();
+        match self
+            .core
+            .fill_chunk(self.batch_size, BATCH_BYTES, in_place, row_size)
+        {
+            Ok(Some(chunk)) => Some(chunk),
+            Ok(None) => {
                 self.exhausted = true;
-                out
+                None
             }
             Err(f) => {
                 self.exhausted = true;
                 self.deferred = Some(f);
-                Vec::new()
+                None
             }
         }
     }
@@ -323,18 +332,16 @@ impl Batches {
         }
         if self.workers.is_empty() {
             if !self.exhausted {
-                let chunk = self.chunk();
-                if !chunk.is_empty() {
+                if let Some(chunk) = self.chunk() {
                     return Ok(Some(build(&chunk, self.extras)));
                 }
             }
             return self.deferred.take().map_or(Ok(None), Err);
         }
         while self.in_flight.len() < IN_FLIGHT && !self.exhausted {
-            let chunk = self.chunk();
-            if chunk.is_empty() {
+            let Some(chunk) = self.chunk() else {
                 break;
-            }
+            };
             let w = self.next_worker % self.workers.len();
             self.next_worker = self.next_worker.wrapping_add(1);
             if self.workers[w].chunks.send(chunk).is_err() {

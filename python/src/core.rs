@@ -9,6 +9,7 @@
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
+use soif_arrow::Spans;
 use soif_codecs::soif::split::decode_range;
 use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
@@ -118,6 +119,9 @@ pub struct Counts {
     pub bytes: AtomicU64,
     /// The first [`MAX_ERRORS`] rejections under `skip` and `quarantine`.
     pub errors: Mutex<Vec<Rejection>>,
+    /// The failure that ended the read, kept for `Reader.error`: through the Arrow C
+    /// stream a consumer sees only its message.
+    pub failure: Mutex<Option<Failure>>,
 }
 
 fn bump(c: &AtomicU64) {
@@ -197,54 +201,55 @@ impl Core {
         })
     }
 
+    /// Opens the next input as the feed; false at the end of the inputs.
+    fn open_next(&mut self) -> Result<bool, Failure> {
+        if self.done {
+            return Ok(false);
+        }
+        let input = self.rt.block_on(self.source.next_input());
+        self.counts
+            .bytes
+            .store(self.source.bytes_read(), Ordering::Relaxed);
+        let Some(input) = input? else {
+            self.done = true;
+            return Ok(false);
+        };
+        let opts = self.decoder.clone().named(input.name.clone());
+        self.feed = Some(match input.data {
+            InputData::Soif(reader) => Feed::Stream {
+                name: input.name,
+                reader,
+                decoder: SoifDecoder::new(opts),
+                buf: BytesMut::with_capacity(READ_CAPACITY),
+                read: 0,
+                records: 0,
+                eof: false,
+            },
+            InputData::Held {
+                data,
+                consumed,
+                range,
+            } => Feed::Held {
+                items: match range {
+                    None => SoifDecoder::new(opts).decode_bytes(data),
+                    Some(split) => decode_range(data, opts, &split)
+                        .map_err(|e| Failure::Config(format!("{}: {e}", input.name)))?,
+                },
+                consumed,
+            },
+            InputData::Records(stream) => Feed::Records { stream, records: 0 },
+        });
+        Ok(true)
+    }
+
     /// The next record or rejection of the inputs, `None` at the end.
     fn next_item(&mut self) -> Result<Option<Result<Record, Box<Corrupt>>>, Failure> {
         loop {
             let Some(feed) = self.feed.as_mut() else {
-                if self.done {
+                if !self.open_next()? {
                     return Ok(None);
                 }
-                let input = self.rt.block_on(self.source.next_input());
-                self.counts
-                    .bytes
-                    .store(self.source.bytes_read(), Ordering::Relaxed);
-                match input? {
-                    None => {
-                        self.done = true;
-                        return Ok(None);
-                    }
-                    Some(input) => {
-                        let opts = self.decoder.clone().named(input.name.clone());
-                        self.feed = Some(match input.data {
-                            InputData::Soif(reader) => Feed::Stream {
-                                name: input.name,
-                                reader,
-                                decoder: SoifDecoder::new(opts),
-                                buf: BytesMut::with_capacity(READ_CAPACITY),
-                                read: 0,
-                                records: 0,
-                                eof: false,
-                            },
-                            InputData::Held {
-                                data,
-                                consumed,
-                                range,
-                            } => Feed::Held {
-                                items: match range {
-                                    None => SoifDecoder::new(opts).decode_bytes(data),
-                                    Some(split) => {
-                                        decode_range(data, opts, &split).map_err(|e| {
-                                            Failure::Config(format!("{}: {e}", input.name))
-                                        })?
-                                    }
-                                },
-                                consumed,
-                            },
-                            InputData::Records(stream) => Feed::Records { stream, records: 0 },
-                        });
-                        continue;
-                    }
-                }
+                continue;
             };
             let item = match feed {
                 Feed::Stream {
@@ -343,40 +348,50 @@ impl Core {
                     }
                     return Ok(Some(Row::Record(record)));
                 }
-                Err(corrupt) => {
+                Err(corrupt) if self.policy == Policy::Column => {
                     bump(&self.counts.rejected);
-                    let rejection = match &self.policy {
-                        Policy::Column => {
-                            if let Ok(mut errors) = self.counts.errors.lock() {
-                                if errors.len() < MAX_ERRORS {
-                                    errors.push(corrupt.rejection.clone());
-                                }
-                            }
-                            return Ok(Some(Row::Corrupt(corrupt)));
-                        }
-                        _ => corrupt.rejection,
-                    };
-                    match &self.policy {
-                        Policy::Fail => return Err(Failure::Decode(rejection)),
-                        Policy::Skip | Policy::Column => {}
-                        Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
-                            (Some(raw), Some(q)) => {
-                                q.write_all(raw).map_err(|e| Failure::Io {
-                                    message: format!("writing the quarantine: {e}"),
-                                })?;
-                                bump(&self.counts.quarantined);
-                            }
-                            _ => bump(&self.counts.not_quarantined),
-                        },
-                    }
                     if let Ok(mut errors) = self.counts.errors.lock() {
                         if errors.len() < MAX_ERRORS {
-                            errors.push(rejection);
+                            errors.push(corrupt.rejection.clone());
                         }
                     }
+                    return Ok(Some(Row::Corrupt(corrupt)));
                 }
+                Err(corrupt) => self.reject(corrupt.rejection)?,
             }
         }
+    }
+
+    /// Keeps the failure that ended the read for `Reader.error`.
+    pub fn keep_failure(&self, f: Failure) {
+        if let Ok(mut kept) = self.counts.failure.lock() {
+            *kept = Some(f);
+        }
+    }
+
+    /// The error policy applied to a rejected record (counted in `records_in` already).
+    fn reject(&mut self, rejection: Rejection) -> Result<(), Failure> {
+        bump(&self.counts.rejected);
+        match &self.policy {
+            Policy::Fail => return Err(Failure::Decode(rejection)),
+            // Column rows are made by `next_record`; nothing else to do here.
+            Policy::Skip | Policy::Column => {}
+            Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
+                (Some(raw), Some(q)) => {
+                    q.write_all(raw).map_err(|e| Failure::Io {
+                        message: format!("writing the quarantine: {e}"),
+                    })?;
+                    bump(&self.counts.quarantined);
+                }
+                _ => bump(&self.counts.not_quarantined),
+            },
+        }
+        if let Ok(mut errors) = self.counts.errors.lock() {
+            if errors.len() < MAX_ERRORS {
+                errors.push(rejection);
+            }
+        }
+        Ok(())
     }
 
     /// Up to `max` records (fewer at the end, or when they hold `max_bytes` of names and
@@ -418,4 +433,147 @@ impl Core {
         }
         Ok(n)
     }
+
+    /// Like [`fill`](Self::fill), but objects of an input held whole (a mapped file, a
+    /// `bytes` object) are not made into records: they are gathered in place as ranges
+    /// of the input ([`Spans`]), and the batch is built from those (the fast path of
+    /// `soif_arrow::spans`). A chunk holds one kind, so it also ends where a mapped file
+    /// and an input read as a stream (compressed, a URL) follow each other. `None` at
+    /// the end. With `in_place` false (the extra columns of `on_error="column"` and
+    /// `source_column`, which the fast path does not build), every chunk is rows.
+    pub fn fill_chunk(
+        &mut self,
+        max: usize,
+        max_bytes: usize,
+        in_place: bool,
+        size: impl Fn(&Row) -> usize,
+    ) -> Result<Option<Chunk>, Failure> {
+        if let Some(f) = self.pending.take() {
+            self.failed = true;
+            return Err(f);
+        }
+        if self.failed {
+            return Ok(None);
+        }
+        let mut chunk: Option<Chunk> = None;
+        let (mut n, mut bytes) = (0usize, 0usize);
+        while n < max.max(1) && bytes < max_bytes {
+            let step = self.chunk_step(&mut chunk, in_place);
+            match step {
+                Ok(Some(b)) => {
+                    n += 1;
+                    bytes += b.unwrap_or_else(|| match &chunk {
+                        Some(Chunk::Rows(r)) => r.last().map_or(0, &size),
+                        _ => 0,
+                    });
+                }
+                Ok(None) => break,
+                Err(f) if n == 0 => {
+                    self.failed = true;
+                    return Err(f);
+                }
+                Err(f) => {
+                    self.pending = Some(f);
+                    break;
+                }
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// Adds the next good record or object to `chunk`: `Some(Some(bytes))` for an object
+    /// in place, `Some(None)` for a record; `None` at the end, or where the chunk must
+    /// end because the next input is of the other kind.
+    fn chunk_step(
+        &mut self,
+        chunk: &mut Option<Chunk>,
+        in_place: bool,
+    ) -> Result<Option<Option<usize>>, Failure> {
+        loop {
+            if self.feed.is_none() && !self.open_next()? {
+                // The end: what is left to do there (the quarantine's flush).
+                return self.next_record_into(chunk);
+            }
+            let held = match self.feed.as_mut() {
+                Some(Feed::Held { items, consumed }) if in_place => Some((items, consumed)),
+                _ => None,
+            };
+            let Some((items, consumed)) = held else {
+                if matches!(chunk, Some(Chunk::Spans(_))) {
+                    return Ok(None);
+                }
+                return self.next_record_into(chunk);
+            };
+            if matches!(chunk, Some(Chunk::Rows(_))) {
+                return Ok(None);
+            }
+            match items.next_in_place() {
+                None => {
+                    consumed(items.offset());
+                    self.feed = None;
+                    self.counts
+                        .bytes
+                        .store(self.source.bytes_read(), Ordering::Relaxed);
+                    continue;
+                }
+                Some(Ok(object)) => {
+                    bump(&self.counts.records_in);
+                    bump(&self.counts.records_out);
+                    if !object.repairs().is_empty() {
+                        bump(&self.counts.repaired);
+                    }
+                    match chunk {
+                        Some(Chunk::Spans(spans)) => spans.push(&object),
+                        _ => {
+                            let mut spans = Spans::new();
+                            spans.push(&object);
+                            *chunk = Some(Chunk::Spans(spans));
+                        }
+                    }
+                    let len = object.bytes().len();
+                    let offset = (object.offset() + len) as u64;
+                    // The batch is built later, on a worker thread, from the mapped
+                    // pages: the source may let go of pages only well behind them.
+                    consumed(offset.saturating_sub(IN_PLACE_LAG));
+                    return Ok(Some(Some(len)));
+                }
+                Some(Err(e)) => {
+                    consumed(items.offset().saturating_sub(IN_PLACE_LAG));
+                    bump(&self.counts.records_in);
+                    self.reject(Rejection::from(e))?;
+                }
+            }
+        }
+    }
+
+    /// The next good record (or, under [`Policy::Column`], bad one) into a chunk of rows
+    /// (`None` at the end).
+    fn next_record_into(
+        &mut self,
+        chunk: &mut Option<Chunk>,
+    ) -> Result<Option<Option<usize>>, Failure> {
+        let Some(row) = self.next_record()? else {
+            return Ok(None);
+        };
+        if matches!(row, Row::Record(_)) {
+            bump(&self.counts.records_out);
+        }
+        match chunk {
+            Some(Chunk::Rows(r)) => r.push(row),
+            _ => *chunk = Some(Chunk::Rows(vec![row])),
+        }
+        Ok(Some(None))
+    }
 }
+
+/// What one batch is built from: rows (records, and bad records under
+/// `on_error="column"`), or objects decoded in place from one input held whole.
+pub enum Chunk {
+    Rows(Vec<Row>),
+    Spans(Spans),
+}
+
+/// How far behind the decoder an input held whole may let go of its pages while the
+/// reader builds batches from them on worker threads: the batches in flight (at most
+/// three chunks of about 8 MB) and some room.
+const IN_PLACE_LAG: u64 = 32 << 20;

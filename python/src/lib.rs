@@ -138,9 +138,24 @@ impl Iterator for BatchStream {
         without_gil(move || match batches.next_batch() {
             Ok(None) => None,
             Ok(Some(b)) => Some(Ok(b)),
-            Err(f) => Some(Err(ArrowError::ExternalError(Box::new(
-                std::io::Error::other(f.message()),
-            )))),
+            Err(f) => {
+                // What the consumer (pyarrow, Polars, DuckDB) reads with the stream's
+                // `get_last_error` and raises as its own exception: the class that
+                // iterating the reader raises, the input, byte offset, record number and
+                // URL; the exception itself stays on the reader (`Reader.error`).
+                let class = match f {
+                    Failure::Decode(_) => "soif.DecodeError",
+                    _ => "soif.SoifError",
+                };
+                let message = format!(
+                    "{class}: {} (the reader's .error holds it as a {class})",
+                    f.message()
+                );
+                batches.core.keep_failure(f);
+                Some(Err(ArrowError::ExternalError(Box::new(
+                    std::io::Error::other(message),
+                ))))
+            }
         })
     }
 }
@@ -319,7 +334,12 @@ impl Reader {
         let result = py.detach(move || core.next_batch());
         match result {
             Ok(batch) => Ok(batch.map(|b| Batch { batch: Some(b) })),
-            Err(f) => Err(failure_error(py, f)),
+            Err(f) => {
+                if let Some(core) = guard.as_mut() {
+                    core.core.keep_failure(f.clone());
+                }
+                Err(failure_error(py, f))
+            }
         }
     }
 
@@ -387,6 +407,14 @@ impl Reader {
     fn bytes_read(&self) -> u64 {
         self.counts.bytes.load(Ordering::Relaxed)
     }
+    /// The failure that ended the read (a `DecodeError` under on_error="fail", a
+    /// `SoifError` for an input that could not be read), None while there is none.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let failure = self.counts.failure.lock().ok()?.clone()?;
+        Some(failure_error(py, failure).into_value(py).into_any())
+    }
+
     /// The rejections so far (the first 1000) as `DecodeError`s.
     #[getter]
     fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {

@@ -320,6 +320,46 @@ pub struct SoifDecoder {
     pub(crate) stopped: bool,
     /// Records are counted, not built (the boundary pass needs only where they end).
     pub(crate) skim: bool,
+    /// The last object finished in place ([`DecodeBytes::next_in_place`]).
+    held: HeldObject,
+}
+
+/// Where the last object finished in place lies: `start` (absolute) and its length
+/// `end`, and its record number.
+#[derive(Default, Clone, Copy)]
+struct HeldObject {
+    start: u64,
+    end: usize,
+    record: u64,
+}
+
+/// What the parser makes of a complete object: a [`Record`] of shared slices (every
+/// path), or nothing but its ranges, left in the decoder for the caller to read in place
+/// ([`DecodeBytes::next_in_place`]). A type parameter, so that the parser is compiled
+/// once for each and the common path pays nothing for the other.
+trait Take {
+    type Out;
+    fn take<B: Buffer>(decoder: &mut SoifDecoder, src: &mut B, end: usize) -> Self::Out;
+}
+
+/// Objects become [`Record`]s.
+struct AsRecord;
+
+impl Take for AsRecord {
+    type Out = Record;
+    fn take<B: Buffer>(decoder: &mut SoifDecoder, src: &mut B, end: usize) -> Record {
+        decoder.take_record(src, end)
+    }
+}
+
+/// Objects stay ranges of the input held whole.
+struct InPlace;
+
+impl Take for InPlace {
+    type Out = ();
+    fn take<B: Buffer>(decoder: &mut SoifDecoder, src: &mut B, end: usize) {
+        decoder.keep_in_place(src, end)
+    }
 }
 
 /// The bytes of a skip in progress, on disk (stream path only; a file held whole can
@@ -364,6 +404,7 @@ impl SoifDecoder {
             stop_at: None,
             stopped: false,
             skim: false,
+            held: HeldObject::default(),
             opts,
         }
     }
@@ -425,11 +466,11 @@ impl SoifDecoder {
         self.base += n as u64;
     }
 
-    fn decode_inner<B: Buffer>(
+    fn decode_inner<B: Buffer, T: Take>(
         &mut self,
         src: &mut B,
         eof: bool,
-    ) -> Option<Result<Record, DecodeError>> {
+    ) -> Option<Result<T::Out, DecodeError>> {
         loop {
             match &mut self.state {
                 State::Between => {
@@ -535,9 +576,9 @@ impl SoifDecoder {
                             return Some(Err(err));
                         }
                         Progress::Complete(end) => {
-                            let record = self.take_record(src, end);
+                            let out = T::take(self, src, end);
                             self.state = State::Between;
-                            return Some(Ok(record));
+                            return Some(Ok(out));
                         }
                         Progress::Envelope(end) => {
                             self.advance(src, end);
@@ -881,6 +922,19 @@ impl SoifDecoder {
         self.base += end as u64;
         self.records += 1;
         record
+    }
+
+    /// Finishes a complete object without building a [`Record`]: its ranges stay in
+    /// `self.obj` (until the next object starts) for [`DecodeBytes::next_in_place`].
+    fn keep_in_place<B: Buffer>(&mut self, src: &mut B, end: usize) {
+        self.held = HeldObject {
+            start: self.base,
+            end,
+            record: self.records + 1,
+        };
+        src.consume(end);
+        self.base += end as u64;
+        self.records += 1;
     }
 
     fn repair(&mut self, rel: usize, message: String) {
@@ -1752,7 +1806,7 @@ impl SoifDecoder {
                     r.extend_from_slice(src);
                     *src = r;
                 }
-                let item = self.decode_inner(src, eof);
+                let item = self.decode_inner::<_, AsRecord>(src, eof);
                 if item.is_none() && (!self.replay.is_empty() || self.io_error.is_some()) {
                     // A skip was undone: its bytes (and `src`'s) wait in the replay.
                     continue;
@@ -1760,7 +1814,7 @@ impl SoifDecoder {
                 return Ok(item);
             }
             let mut r = std::mem::take(&mut self.rbuf);
-            let item = self.decode_inner(&mut r, false);
+            let item = self.decode_inner::<_, AsRecord>(&mut r, false);
             self.rbuf = r;
             if item.is_some() {
                 if let Some(e) = self.io_error.take() {
@@ -1933,10 +1987,16 @@ impl Iterator for DecodeBytes {
     type Item = Result<Record, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        self.next_with::<AsRecord>()
+    }
+}
+
+impl DecodeBytes {
+    fn next_with<T: Take>(&mut self) -> Option<Result<T::Out, DecodeError>> {
         while !self.done {
             let len = self.window.data.len();
             let eof = self.window.end == len;
-            if let Some(item) = self.decoder.decode_inner(&mut self.window, eof) {
+            if let Some(item) = self.decoder.decode_inner::<_, T>(&mut self.window, eof) {
                 return Some(item);
             }
             if self.decoder.stopped {
@@ -1955,6 +2015,173 @@ impl Iterator for DecodeBytes {
             w.end = (w.end + WINDOW_STEP).max(want).min(len);
         }
         None
+    }
+
+    /// The next item as [`next`](Iterator::next) gives it, except that a good object is
+    /// not made into a [`Record`]: it is handed out as the ranges of its parts in the
+    /// input ([`ObjectSpans`]), valid until the next call. Rejections are the same
+    /// [`DecodeError`]s, with their raw bytes.
+    ///
+    /// Why: a record costs a [`Bytes`] handle per name and value (two atomic reference
+    /// count updates each, and a vector to hold them), which is most of the decoding
+    /// cost of small attributes. A caller that copies the bytes out anyway (the Arrow
+    /// batch builder) reads them straight from the input instead.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use soif_codecs::soif::SoifDecoder;
+    /// let input = Bytes::from_static(b"@FILE { http://a/\nTitle{2}:\tHi\n}\n");
+    /// let mut objects = SoifDecoder::default().decode_bytes(input);
+    /// let object = objects.next_in_place().unwrap().unwrap();
+    /// assert_eq!(object.url(), b"http://a/");
+    /// assert_eq!(object.attributes().collect::<Vec<_>>(), [(&b"Title"[..], &b"Hi"[..])]);
+    /// assert_eq!(object.to_record().get_str("Title"), Some("Hi"));
+    /// ```
+    pub fn next_in_place(&mut self) -> Option<Result<ObjectSpans<'_>, DecodeError>> {
+        match self.next_with::<InPlace>()? {
+            Err(e) => Some(Err(e)),
+            Ok(()) => {
+                let d = &self.decoder;
+                let h = d.held;
+                // The object lies in the window's data (the decoder's `base` is the
+                // window's start, moved in step), so the offset fits in usize.
+                let start = usize::try_from(h.start).unwrap_or(usize::MAX);
+                Some(Ok(ObjectSpans {
+                    input: &self.window.data,
+                    object: &self.window.data[start..start + h.end],
+                    start,
+                    template: d.obj.template.clone(),
+                    url: d.obj.url.clone(),
+                    joined_url: d.obj.url_joined.as_deref(),
+                    attrs: &d.obj.attrs,
+                    action: d.envelope,
+                    repairs: &d.obj.repairs,
+                    record: h.record,
+                    name: d.opts.input.as_ref(),
+                }))
+            }
+        }
+    }
+}
+
+/// A good object decoded in place by [`DecodeBytes::next_in_place`]: its parts as
+/// ranges of the input, which it borrows.
+#[derive(Clone)]
+pub struct ObjectSpans<'a> {
+    input: &'a Bytes,
+    object: &'a [u8],
+    start: usize,
+    template: Range<usize>,
+    url: Range<usize>,
+    joined_url: Option<&'a [u8]>,
+    attrs: &'a [(Range<usize>, Range<usize>)],
+    action: Option<Action>,
+    repairs: &'a [Repair],
+    record: u64,
+    name: Option<&'a Arc<str>>,
+}
+
+impl<'a> ObjectSpans<'a> {
+    /// The whole input the object was read from.
+    pub fn input(&self) -> &'a Bytes {
+        self.input
+    }
+
+    /// The object's bytes, exactly as read (`@` to `}`).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.object
+    }
+
+    /// Where the object starts in the input.
+    pub fn offset(&self) -> usize {
+        self.start
+    }
+
+    /// The template, as a range of the input.
+    pub fn template_range(&self) -> Range<usize> {
+        self.template.start + self.start..self.template.end + self.start
+    }
+
+    /// The template.
+    pub fn template(&self) -> &'a [u8] {
+        &self.object[self.template.clone()]
+    }
+
+    /// The URL as a range of the input; `None` when a lenient repair joined it from
+    /// pieces (then [`url`](Self::url) has the joined bytes).
+    pub fn url_range(&self) -> Option<Range<usize>> {
+        match self.joined_url {
+            Some(_) => None,
+            None => Some(self.url.start + self.start..self.url.end + self.start),
+        }
+    }
+
+    /// The URL.
+    pub fn url(&self) -> &'a [u8] {
+        self.joined_url.unwrap_or(&self.object[self.url.clone()])
+    }
+
+    /// How many attributes the object has.
+    pub fn attribute_count(&self) -> usize {
+        self.attrs.len()
+    }
+
+    /// The attributes' names and values as ranges of the input, in order.
+    pub fn attribute_ranges(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (Range<usize>, Range<usize>)> + 'a {
+        let s = self.start;
+        self.attrs
+            .iter()
+            .map(move |(n, v)| (n.start + s..n.end + s, v.start + s..v.end + s))
+    }
+
+    /// The attributes' names and values, in order.
+    pub fn attributes(&self) -> impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let o = self.object;
+        self.attrs
+            .iter()
+            .map(move |(n, v)| (&o[n.clone()], &o[v.clone()]))
+    }
+
+    /// The envelope's action, when the object is inside one.
+    pub fn action(&self) -> Option<Action> {
+        self.action
+    }
+
+    /// The lenient repairs made to the object.
+    pub fn repairs(&self) -> &'a [Repair] {
+        self.repairs
+    }
+
+    /// The object's position (offset of its `@`, record number, input name).
+    pub fn position(&self) -> Position {
+        Position::new(self.start as u64, self.record).with_input(self.name.cloned())
+    }
+
+    /// The [`Record`] that [`DecodeBytes`]'s iterator would have handed out for it
+    /// (its values are slices of the input, nothing is copied).
+    pub fn to_record(&self) -> Record {
+        let raw = self.input.slice(self.start..self.start + self.object.len());
+        Record {
+            template: raw.slice(self.template.clone()),
+            url: match self.joined_url {
+                Some(u) => Bytes::copy_from_slice(u),
+                None => raw.slice(self.url.clone()),
+            },
+            attributes: self
+                .attrs
+                .iter()
+                .map(|(n, v)| Attribute {
+                    name: raw.slice(n.clone()),
+                    value: Value::Bytes(raw.slice(v.clone())),
+                })
+                .collect(),
+            action: self.action,
+            position: Some(self.position()),
+            raw: Some(raw),
+            repairs: self.repairs.to_vec(),
+        }
     }
 }
 

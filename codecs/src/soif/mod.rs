@@ -11,6 +11,8 @@ pub mod encoder;
 pub mod error;
 pub mod split;
 
-pub use decoder::{decode_all, DecodeBytes, DecoderOptions, SoifDecoder, DEFAULT_MAX_RECORD_SIZE};
+pub use decoder::{
+    decode_all, DecodeBytes, DecoderOptions, ObjectSpans, SoifDecoder, DEFAULT_MAX_RECORD_SIZE,
+};
 pub use encoder::{encode_record, SoifEncoder};
 pub use error::{DecodeError, ErrorKind};
