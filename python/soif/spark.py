@@ -14,8 +14,9 @@ writes DataFrames in that layout back as canonical SOIF::
     df.createOrReplaceTempView("soif")
     spark.sql("SELECT url, a.value AS title FROM soif LATERAL VIEW explode(attributes) t AS a "
               "WHERE lower(a.name) = 'title'").show()
-    df.write.parquet("/data/gatherers.parquet")                   # the rows `soif convert --to parquet` writes
-    df.write.format("soif").mode("overwrite").save("/data/copy/")  # canonical SOIF part files
+    good = df.where("_corrupt_record IS NULL").drop("_corrupt_record")
+    good.write.parquet("/data/gatherers.parquet")      # the rows `soif convert --to parquet` writes
+    good.write.format("soif").mode("overwrite").save("/data/copy/")  # canonical SOIF part files
 
 pyspark is imported only by this module (``import soif`` works without it), and only the
 driver and executors that use the data source need it.
