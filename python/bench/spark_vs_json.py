@@ -30,7 +30,6 @@ the planned partitions' sizes. soif and soif-gen come from ``$CARGO_TARGET_DIR/r
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import shutil

@@ -98,7 +98,7 @@ import glob as _glob
 import os
 import re
 import uuid
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import soif
 

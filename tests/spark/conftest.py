@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 

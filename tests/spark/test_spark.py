@@ -283,7 +283,6 @@ def test_failed_job_leaves_nothing(spark, archive, tmp_path):
     """A job of five tasks, one of which fails after writing part of its file: the job
     aborts, the temporary files of every task are gone, earlier jobs' files are intact."""
     from pyspark.errors import PySparkException
-    from pyspark.sql import functions as F
 
     out = str(tmp_path / "dir")
     small = load(spark, str(FIXTURES / "rfc2655"), splitSize="1", mode="FAILFAST")
