@@ -6,15 +6,17 @@
 #   SOIF_TEST_ONLY=rust scripts/test.sh
 #
 # Python suites run in a project virtual environment (.venv, made on first use), with
-# their packages from PyPI listed in `tests/python/requirements.txt`; each suite is a
-# folder of pytest files registered in PYTHON_SUITES below.
+# their packages from PyPI listed in `tests/python/requirements.txt` (and the Spark
+# suite's in `tests/spark/requirements.txt`); each suite is a folder of pytest files
+# registered in PYTHON_SUITES below. The Spark suite needs Java 17 or later: the
+# machine's `java`, else Debian's openjdk-17-jre-headless, installed here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 only="${SOIF_TEST_ONLY:-all}"
 
 # Folders of pytest suites (added by the issues that bring them).
-PYTHON_SUITES=(tests/python python/tests)
+PYTHON_SUITES=(tests/python python/tests tests/spark)
 
 rust_tests() {
     cargo test --workspace --locked
@@ -25,9 +27,34 @@ python_env() {
         python3 -m venv .venv
     fi
     .venv/bin/python -m pip install --quiet --upgrade pip
-    if [ -f tests/python/requirements.txt ]; then
-        .venv/bin/python -m pip install --quiet -r tests/python/requirements.txt
+    local reqs=() f
+    for f in tests/python/requirements.txt tests/spark/requirements.txt; do
+        if [ -f "$f" ]; then
+            reqs+=(-r "$f")
+        fi
+    done
+    if [ ${#reqs[@]} -gt 0 ]; then
+        .venv/bin/python -m pip install --quiet "${reqs[@]}"
     fi
+}
+
+as_root() {
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo "$@"
+    else
+        "$@"
+    fi
+}
+
+# The Spark suite (tests/spark) runs PySpark 4 in local mode: a Java 17+ runtime, the
+# machine's when there is one.
+java_runtime() {
+    if command -v java >/dev/null 2>&1 \
+        && java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then
+        return 0
+    fi
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless
 }
 
 # The browse pages' browser test (tests/python/test_browse.py) drives Debian's headless
@@ -36,12 +63,8 @@ browser() {
     if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
         return 0
     fi
-    local sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-        sudo="sudo"
-    fi
-    $sudo apt-get update
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y chromium chromium-driver
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
 }
 
 python_tests() {
@@ -49,11 +72,14 @@ python_tests() {
         return 0
     fi
     browser
+    java_runtime
     python_env
     # The soif package itself (python/: PyO3 + maturin), built from source as a user would.
     .venv/bin/python -m pip install --quiet ./python
     # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
     export SOIF_BIN="${SOIF_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/soif}"
+    # Spark's Python workers must import the same soif package: the venv's interpreter.
+    export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"
     # One pytest run per suite: each has its own conftest.py, and in one run the second
     # would shadow the first (`from conftest import …`). Every suite runs; the status
     # is a failing suite's, if any.

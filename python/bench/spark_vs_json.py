@@ -1,0 +1,284 @@
+"""Spark: ``spark.read.format("soif")`` → Parquet against Spark's own JSON reader on the
+same records as JSON Lines (``spark.read.schema(...).json``) → Parquet, in one run.
+
+    python python/bench/spark_vs_json.py --data /work/data-spark            # 1 GB, then deletes it
+    python python/bench/spark_vs_json.py --data /tmp/sb --plain 2 --gz 1 --file-size 100MB --keep
+
+Generates the archive with ``soif-gen`` (``--plain`` plain files and ``--gz`` gzip'd ones,
+``--file-size`` of SOIF each; default 4 + 2 files of about 170 MB, 1 GB in all;
+``--summaries-only`` for records of ~1.2 KB without ``Full-Text``) and the
+same records as JSON Lines with ``soif convert --to jsonl`` (the gzip'd files' JSON gzip'd
+too, so both readers get one unsplittable partition for them). Then, each in a fresh
+Spark process (the JVM's start-up is not timed; the read and the Parquet write are):
+
+1. ``soif`` → Parquet on ``local[2]`` and ``local[1]``, and on ``local[2]`` with a
+   32 MiB ``splitSize``;
+2. JSON (``spark.read.schema("template STRING, url STRING, action STRING, attributes
+   MAP<STRING, STRING>").json``) → Parquet on ``local[2]``;
+3. ``soif`` → Parquet on ``local[2]`` over a quarter of the archive (one plain file and
+   one gzip'd), for memory against size.
+
+Each timed job follows a warm-up job on a 2 MB file in the same session (the JIT, the
+Python workers and the planner's Python process start once per session). Each line gives
+the wall time, the records written, and the peak resident memory of the
+JVM (driver and executor in local mode) and of the Python workers (the largest one, and
+all of them at once), sampled from /proc every 0.2 s. Finally the ratios and the skew of
+the planned partitions' sizes. soif and soif-gen come from ``$CARGO_TARGET_DIR/release``
+(or ``target/release``), ``--bin`` to override.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JSON_SCHEMA = "template STRING, url STRING, action STRING, attributes MAP<STRING, STRING>"
+
+
+def rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def children() -> dict:
+    """pid -> (ppid, cmdline) of every process."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        out[int(d)] = (ppid, cmd)
+    return out
+
+
+class Sampler(threading.Thread):
+    """Peak RSS of the JVM and of the Python workers below this process."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.jvm = self.worker = self.workers = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        me = os.getpid()
+        while not self.stop.is_set():
+            procs = children()
+            below = {me}
+            changed = True
+            while changed:
+                changed = False
+                for pid, (ppid, _) in procs.items():
+                    if ppid in below and pid not in below:
+                        below.add(pid)
+                        changed = True
+            total = 0
+            for pid in below - {me}:
+                cmd = procs[pid][1]
+                r = rss_kib(pid)
+                if "java" in cmd.split(" ")[0]:
+                    self.jvm = max(self.jvm, r)
+                elif "python" in cmd:
+                    self.worker = max(self.worker, r)
+                    total += r
+            self.workers = max(self.workers, total)
+            self.stop.wait(0.2)
+
+
+def one(args: argparse.Namespace) -> None:
+    """One measured run (in its own process): prints a JSON line."""
+    from pyspark.sql import SparkSession
+
+    import soif.spark
+
+    spark = (
+        SparkSession.builder.master(args.master)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    soif.spark.register(spark)
+    sampler = Sampler()
+    sampler.start()
+    out = os.path.join(args.data, "out.parquet")
+
+    def job(paths: list) -> Any:
+        shutil.rmtree(out, ignore_errors=True)
+        if args.what == "soif":
+            df = spark.read.format("soif").option("mode", "FAILFAST")
+            if args.split_size:
+                df = df.option("splitSize", args.split_size)
+            df = df.load(paths)
+        else:
+            df = spark.read.schema(JSON_SCHEMA).option("mode", "FAILFAST").json(paths)
+        df.write.parquet(out)
+        return df
+
+    # A warm-up job on a small file first (the JIT, Spark's Python workers and the
+    # planner's Python process start once per session, a cost of seconds that a long job
+    # pays once): the timed job is the steady state of a session.
+    job([os.path.join(args.data, "warm", "warm.soif" if args.what == "soif" else "warm.jsonl")])
+    t0 = time.perf_counter()
+    df = job(args.paths)
+    wall = time.perf_counter() - t0
+    sampler.stop.set()
+    sampler.join()
+    rows = spark.read.parquet(out).count()
+    parts = df.rdd.getNumPartitions()
+    spark.stop()
+    shutil.rmtree(out, ignore_errors=True)
+    print(
+        json.dumps(
+            dict(wall=wall, rows=rows, partitions=parts, jvm=sampler.jvm, worker=sampler.worker, workers=sampler.workers)
+        )
+    )
+
+
+def run(label: str, what: str, master: str, paths: list, args: argparse.Namespace, split_size: str = "") -> dict:
+    cmd = [sys.executable, __file__, "--one", what, "--master", master, "--data", args.data]
+    if split_size:
+        cmd += ["--split-size", split_size]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    done = subprocess.run(cmd + ["--"] + paths, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        sys.exit(f"{label} failed:\n{done.stderr[-3000:]}")
+    r = json.loads(done.stdout.strip().splitlines()[-1])
+    print(
+        f"{label:<38} {r['wall']:8.1f} s  {r['rows']:>9} rows  {r['partitions']:>3} parts  "
+        f"JVM {r['jvm'] / 1024:6.0f} MiB  worker {r['worker'] / 1024:5.0f} MiB  "
+        f"workers {r['workers'] / 1024:5.0f} MiB",
+        flush=True,
+    )
+    return r
+
+
+def binary(args: argparse.Namespace, name: str) -> str:
+    d = args.bin or os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release")
+    p = os.path.join(d, name)
+    if not os.access(p, os.X_OK):
+        sys.exit(f"{p} is missing: cargo build --release --bins (or --bin DIR)")
+    return p
+
+
+def generate(args: argparse.Namespace) -> tuple:
+    gen, soif_cli = binary(args, "soif-gen"), binary(args, "soif")
+    sdir, jdir = os.path.join(args.data, "soif"), os.path.join(args.data, "jsonl")
+    os.makedirs(sdir, exist_ok=True)
+    os.makedirs(jdir, exist_ok=True)
+    soif_files, json_files = [], []
+    extra = ["--summaries-only"] if args.summaries_only else []
+    warm = os.path.join(args.data, "warm")
+    os.makedirs(warm, exist_ok=True)
+    if not os.path.exists(os.path.join(warm, "warm.jsonl")):
+        subprocess.run([gen, "--size", "2MB", "--seed", "99", *extra, "-o", os.path.join(warm, "warm.soif")], check=True)
+        subprocess.run(
+            [soif_cli, "convert", os.path.join(warm, "warm.soif"), "--to", "jsonl", "-q", "-o", os.path.join(warm, "warm.jsonl")],
+            check=True,
+        )
+    for i in range(args.plain + args.gz):
+        gz = i >= args.plain
+        name = f"dump-{i}.soif"
+        raw = os.path.join(sdir, name)
+        jsonl = os.path.join(jdir, f"dump-{i}.jsonl")
+        target = raw + ".gz" if gz else raw
+        jtarget = jsonl + ".gz" if gz else jsonl
+        if not os.path.exists(target):
+            subprocess.run([gen, "--size", args.file_size, "--seed", str(i + 1), *extra, "-o", raw], check=True)
+        if not os.path.exists(jtarget):
+            subprocess.run([soif_cli, "convert", raw, "--to", "jsonl", "-q", "-o", jsonl], check=True)
+        for f in ([raw, jsonl] if gz else []):
+            if not os.path.exists(f + ".gz"):
+                subprocess.run(["gzip", "-6", f], check=True)
+        soif_files.append(target)
+        json_files.append(jtarget)
+    return soif_files, json_files
+
+
+def size(paths: list) -> str:
+    return f"{sum(os.path.getsize(p) for p in paths) / 1e6:.0f} MB"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="/work/data-spark", help="where the archive is generated")
+    ap.add_argument("--plain", type=int, default=4, help="plain SOIF files")
+    ap.add_argument("--gz", type=int, default=2, help="gzip'd SOIF files")
+    ap.add_argument("--file-size", default="170MB", help="SOIF bytes per file (soif-gen --size)")
+    ap.add_argument("--summaries-only", action="store_true", help="soif-gen --summaries-only: ~1.2 KB records")
+    ap.add_argument("--keep", action="store_true", help="keep the generated data")
+    ap.add_argument("--bin", help="the directory of soif and soif-gen")
+    ap.add_argument("--one", choices=["soif", "json"], help=argparse.SUPPRESS)
+    ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
+    ap.add_argument("--split-size", default="", help=argparse.SUPPRESS)
+    ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        args.what = args.one
+        one(args)
+        return
+
+    os.makedirs(args.data, exist_ok=True)
+    try:
+        soif_files, json_files = generate(args)
+        raw = args.plain + args.gz
+        print(
+            f"archive: {raw} files ({args.plain} plain, {args.gz} gzip'd), {args.file_size} of SOIF each"
+            f"{' (summaries only)' if args.summaries_only else ''}; "
+            f"stored {size(soif_files)} SOIF, {size(json_files)} JSON Lines; cores: {os.cpu_count()}; "
+            f"load average before: {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+        import soif.spark
+
+        parts = soif.spark.plan_partitions(soif_files)
+        sizes = [
+            (p.split.end - p.split.start) if p.split is not None else os.path.getsize(p.path) for p in parts
+        ]
+        print(
+            f"partitions (default splitSize 128 MiB): {len(parts)}; stored bytes min {min(sizes) / 1e6:.0f} MB, "
+            f"median {statistics.median(sizes) / 1e6:.0f} MB, max {max(sizes) / 1e6:.0f} MB "
+            f"(gzip'd files whole: {args.gz})"
+        )
+        small = [soif_files[0], soif_files[-1]] if args.gz else soif_files[:1]
+        s2 = run("soif -> parquet, local[2]", "soif", "local[2]", soif_files, args)
+        j2 = run("json -> parquet, local[2]", "json", "local[2]", json_files, args)
+        s1 = run("soif -> parquet, local[1]", "soif", "local[1]", soif_files, args)
+        s32 = run("soif -> parquet, local[2], splitSize 32MiB", "soif", "local[2]", soif_files, args, "32MiB")
+        sq = run(f"soif -> parquet, local[2], {size(small)} subset", "soif", "local[2]", small, args)
+        assert s2["rows"] == j2["rows"] == s1["rows"] == s32["rows"], (s2, j2, s1, s32)
+        print(f"soif vs JSON (local[2]): {j2['wall'] / s2['wall']:.2f}x faster")
+        print(f"local[2] vs local[1] (soif): {s1['wall'] / s2['wall']:.2f}x")
+        print(
+            f"memory, {size(small)} -> {size(soif_files)}: JVM {sq['jvm'] / 1024:.0f} -> {s2['jvm'] / 1024:.0f} MiB, "
+            f"largest worker {sq['worker'] / 1024:.0f} -> {s2['worker'] / 1024:.0f} MiB"
+        )
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(args.data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

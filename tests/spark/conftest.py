@@ -1,0 +1,163 @@
+"""Fixtures of the Spark suite (scripts/test.sh runs it on its own: a local Spark session).
+
+One ``local[2]`` session serves every test (Spark takes tens of seconds to start on a
+loaded machine). The suite drives the ``soif`` CLI built by the Rust tests (``SOIF_BIN``,
+else ``target/debug/soif``) for reference outputs (``soif convert --to parquet``) and
+``soif-gen`` beside it for generated archives.
+"""
+
+import gzip
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+import soif
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def _exe(name):
+    env = os.environ.get("SOIF_BIN")
+    cands = []
+    if env:
+        cands.append(pathlib.Path(env).with_name(name) if name != "soif" else pathlib.Path(env))
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    cands += [target / "debug" / name, target / "release" / name, ROOT / "target" / "debug" / name]
+    for c in cands:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    found = shutil.which(name)
+    if found:
+        return found
+    pytest.fail(f"{name} is not built (cargo build --bins) and SOIF_BIN is not set")
+
+
+@pytest.fixture(scope="session")
+def soif_bin():
+    return _exe("soif")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] session with the soif data source registered."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import soif.spark
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("soif-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("FATAL")
+    soif.spark.register(session)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def convert(soif_bin, tmp_path_factory):
+    """``soif convert PATHS --to parquet``, read back with pyarrow (the reference rows)."""
+    out_dir = tmp_path_factory.mktemp("convert")
+    count = [0]
+
+    def run(*paths, lenient=False, on_error="skip"):
+        count[0] += 1
+        out = out_dir / f"{count[0]}.parquet"
+        args = [soif_bin, "convert", *map(str, paths), "--to", "parquet", "-o", str(out), "-q", "--on-error", on_error]
+        if lenient:
+            args.append("--lenient")
+        done = subprocess.run(args, capture_output=True)
+        assert done.returncode in (0, 3), done.stderr.decode()
+        return pq.read_table(out)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def archive(tmp_path_factory):
+    """A directory of generated archives: three plain files and two gzip'd ones (by
+    ``soif-gen``), plus a hidden file and a ``_SUCCESS`` marker the reader skips."""
+    gen = _exe("soif-gen")
+    d = tmp_path_factory.mktemp("archive")
+    for i, size in enumerate(("400KB", "250KB", "30KB", "300KB", "120KB")):
+        raw = subprocess.run([gen, "--size", size, "--seed", str(i + 1)], capture_output=True, check=True).stdout
+        if i < 3:
+            (d / f"dump-{i}.soif").write_bytes(raw)
+        else:
+            (d / f"dump-{i}.soif.gz").write_bytes(gzip.compress(raw))
+    (d / ".hidden.soif").write_bytes(b"@FILE { http://hidden/\n}\n")
+    (d / "_SUCCESS").write_bytes(b"")
+    return d
+
+
+def obj(n, value, size=None, delim=b":\t"):
+    size = len(value) if size is None else size
+    return b"@FILE { http://x/%d\nNote{%s}%s%s\n}\n" % (n, str(size).encode(), delim, value)
+
+
+@pytest.fixture(scope="session")
+def adversarial(tmp_path_factory):
+    """A plain file of every hazard a split meets: values holding ``@FILE {`` lines and
+    whole fake objects (and fake envelopes), Harvest envelopes, a byte count too long, one
+    too short, a count past the end of the file, garbage between objects, non-UTF-8 bytes,
+    a space for the tab (lenient repair), ``{x}`` sizes."""
+    fake = b"@FILE { http://fake/\nTitle{4}:\tfake\n}\n"
+    parts = [b"garbage before the first object\n"]
+    for n in range(40):
+        k = n % 10
+        if k == 0:
+            parts.append(obj(n, fake))
+        elif k == 1:
+            parts.append(b"@UPDATE {\n" + obj(n, b"inside an envelope") + obj(n + 1000, fake * 3) + b"}\n")
+        elif k == 2:
+            parts.append(obj(n, b"short", size=5000 if n < 30 else 9))
+        elif k == 3:
+            v = b"abc\n}\n@FILE { http://fake/x\n"
+            parts.append(obj(n, v, size=len(v) + 2))
+        elif k == 4:
+            parts.append(obj(n, b"\xff\xfe latin \xe9 " * 20))
+        elif k == 5:
+            parts.append(obj(n, b"space for the tab", delim=b": "))
+        elif k == 6:
+            parts.append(b"<html>garbage @ here</html>\n@DELETE {\n" + obj(n, b"}\n@FILE {\n") + b"}\n")
+        elif k == 7:
+            parts.append(obj(n, b"x size", size="x"))
+        elif k == 8:
+            parts.append(obj(n, b"w" * 700))
+        else:
+            parts.append(obj(n, b"@REFRESH {\n" + fake + b"}\n"))
+    parts.append(obj(99, b"runs past the end", size=1 << 20))
+    p = tmp_path_factory.mktemp("adversarial") / "hazards.soif"
+    p.write_bytes(b"".join(parts))
+    return p
+
+
+LAYOUT = soif.schema().remove_metadata()
+
+
+def layout_rows(table):
+    """The layout columns of an Arrow table, cast to soif's layout, as Python rows."""
+    table = table.select(LAYOUT.names)
+    return table.cast(LAYOUT).to_pylist()
+
+
+def spark_rows(df, corrupt="_corrupt_record"):
+    """A DataFrame's good rows (the corrupt-record column null) as layout rows."""
+    t = df.toArrow()
+    if corrupt in t.column_names:
+        t = t.filter(t.column(corrupt).is_null())
+    return layout_rows(t)
