@@ -638,6 +638,26 @@ fn in_ns(ns: &ResolveResult<'_>, uri: &str) -> bool {
     matches!(ns, ResolveResult::Bound(Namespace(n)) if *n == uri.as_bytes())
 }
 
+/// The error for a document that ends inside an element.
+fn unclosed() -> quick_xml::Error {
+    quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedTag)
+}
+
+/// Keeps `depth`, the nesting below the element a loop reads, across an event the loop
+/// does not handle itself: `Ok(true)` at the end of that element, `Err` when the
+/// document ends first. One place for what `text`, `record`, `oai_dc` and `soif` all do
+/// with the elements they skip.
+fn nest(depth: &mut u32, event: &Event<'_>) -> XmlResult<bool> {
+    match event {
+        Event::Start(_) => *depth += 1,
+        Event::End(_) if *depth == 0 => return Ok(true),
+        Event::End(_) => *depth -= 1,
+        Event::Eof => return Err(unclosed()),
+        _ => {}
+    }
+    Ok(false)
+}
+
 /// Reads a page of `ListRecords` (or an error reply). `Err` when it is not well-formed
 /// XML or not an OAI-PMH reply.
 fn parse_page(body: &[u8], format: MetadataFormat, ctx: &PageContext<'_>) -> Result<Page, String> {
@@ -766,19 +786,11 @@ fn text(r: &mut NsReader<&[u8]>) -> XmlResult<String> {
                     }
                 }
             },
-            Event::Start(_) => depth += 1,
-            Event::End(_) => {
-                if depth == 0 {
+            other => {
+                if nest(&mut depth, &other)? {
                     return Ok(out);
                 }
-                depth -= 1;
             }
-            Event::Eof => {
-                return Err(quick_xml::Error::Syntax(
-                    quick_xml::errors::SyntaxError::UnclosedTag,
-                ))
-            }
-            _ => {}
         }
     }
 }
@@ -825,19 +837,11 @@ fn record(r: &mut NsReader<&[u8]>, format: MetadataFormat) -> XmlResult<ItemResu
                     r.read_to_end(e.name())?;
                 }
             },
-            Event::Start(_) => depth += 1,
-            Event::End(_) => {
-                if depth == 0 {
+            other => {
+                if nest(&mut depth, &other)? {
                     break;
                 }
-                depth -= 1;
             }
-            Event::Eof => {
-                return Err(quick_xml::Error::Syntax(
-                    quick_xml::errors::SyntaxError::UnclosedTag,
-                ))
-            }
-            _ => {}
         }
     }
     let Some(id) = identifier.clone().filter(|i| !i.trim().is_empty()) else {
@@ -888,11 +892,7 @@ fn header(r: &mut NsReader<&[u8]>) -> XmlResult<(Option<String>, Option<String>)
                 r.read_to_end(e.name())?;
             }
             Event::End(_) => return Ok((id, date)),
-            Event::Eof => {
-                return Err(quick_xml::Error::Syntax(
-                    quick_xml::errors::SyntaxError::UnclosedTag,
-                ))
-            }
+            Event::Eof => return Err(unclosed()),
             _ => {}
         }
     }
@@ -921,19 +921,11 @@ fn oai_dc(r: &mut NsReader<&[u8]>) -> XmlResult<Result<Vec<soif_codecs::Attribut
                     r.read_to_end(e.name())?;
                 }
             },
-            Event::Start(_) => depth += 1,
-            Event::End(_) => {
-                if depth == 0 {
+            other => {
+                if nest(&mut depth, &other)? {
                     break;
                 }
-                depth -= 1;
             }
-            Event::Eof => {
-                return Err(quick_xml::Error::Syntax(
-                    quick_xml::errors::SyntaxError::UnclosedTag,
-                ))
-            }
-            _ => {}
         }
     }
     Ok(Ok(number_dc(values)))
@@ -1009,19 +1001,11 @@ fn soif(
                     }
                 }
             }
-            Event::Start(_) => depth += 1,
-            Event::End(_) => {
-                if depth == 0 {
+            other => {
+                if nest(&mut depth, &other)? {
                     break;
                 }
-                depth -= 1;
             }
-            Event::Eof => {
-                return Err(quick_xml::Error::Syntax(
-                    quick_xml::errors::SyntaxError::UnclosedTag,
-                ))
-            }
-            _ => {}
         }
     }
     if let Some(p) = problem {
