@@ -403,6 +403,27 @@ impl Core {
         max_bytes: usize,
         mut take: impl FnMut(Row) -> usize,
     ) -> Result<usize, Failure> {
+        self.fill_with(max, max_bytes, |s| {
+            Ok(s.next_record()?.map(|row| {
+                if matches!(row, Row::Record(_)) {
+                    bump(&s.counts.records_out);
+                }
+                take(row)
+            }))
+        })
+    }
+
+    /// The loop of [`fill`](Self::fill) and [`fill_chunk`](Self::fill_chunk): calls
+    /// `step` (one item: its bytes, `None` at the end) until `max` items (at least one)
+    /// or `max_bytes` bytes; the number of items. A failure after some items is kept in
+    /// `pending` for the next call, so that what came before it is handed out first;
+    /// once it is handed out, the reader is done and gives nothing more.
+    fn fill_with(
+        &mut self,
+        max: usize,
+        max_bytes: usize,
+        mut step: impl FnMut(&mut Self) -> Result<Option<usize>, Failure>,
+    ) -> Result<usize, Failure> {
         if let Some(f) = self.pending.take() {
             self.failed = true;
             return Err(f);
@@ -412,12 +433,9 @@ impl Core {
         }
         let (mut n, mut bytes) = (0usize, 0usize);
         while n < max.max(1) && bytes < max_bytes {
-            match self.next_record() {
-                Ok(Some(row)) => {
-                    if matches!(row, Row::Record(_)) {
-                        bump(&self.counts.records_out);
-                    }
-                    bytes += take(row);
+            match step(self) {
+                Ok(Some(b)) => {
+                    bytes += b;
                     n += 1;
                 }
                 Ok(None) => break,
@@ -448,36 +466,16 @@ impl Core {
         in_place: bool,
         size: impl Fn(&Row) -> usize,
     ) -> Result<Option<Chunk>, Failure> {
-        if let Some(f) = self.pending.take() {
-            self.failed = true;
-            return Err(f);
-        }
-        if self.failed {
-            return Ok(None);
-        }
+        // Once the reader has failed, nothing is added and the chunk stays `None`.
         let mut chunk: Option<Chunk> = None;
-        let (mut n, mut bytes) = (0usize, 0usize);
-        while n < max.max(1) && bytes < max_bytes {
-            let step = self.chunk_step(&mut chunk, in_place);
-            match step {
-                Ok(Some(b)) => {
-                    n += 1;
-                    bytes += b.unwrap_or_else(|| match &chunk {
-                        Some(Chunk::Rows(r)) => r.last().map_or(0, &size),
-                        _ => 0,
-                    });
-                }
-                Ok(None) => break,
-                Err(f) if n == 0 => {
-                    self.failed = true;
-                    return Err(f);
-                }
-                Err(f) => {
-                    self.pending = Some(f);
-                    break;
-                }
-            }
-        }
+        self.fill_with(max, max_bytes, |s| {
+            Ok(s.chunk_step(&mut chunk, in_place)?.map(|b| {
+                b.unwrap_or_else(|| match &chunk {
+                    Some(Chunk::Rows(r)) => r.last().map_or(0, &size),
+                    _ => 0,
+                })
+            }))
+        })?;
         Ok(chunk)
     }
 
