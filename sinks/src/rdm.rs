@@ -47,6 +47,7 @@ use soif_codecs::rdm::{Csid, RdmHeader, RdmType};
 use soif_codecs::soif::encode_record;
 use soif_codecs::{Action, Record};
 use soif_pipeline::error::error_chain;
+use soif_pipeline::retry::retry_after;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
@@ -454,19 +455,6 @@ fn judge(
     }
 }
 
-/// A `Retry-After` value: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
-fn retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
-}
-
 impl Sink for RdmSink {
     fn name(&self) -> &str {
         "rdm"
@@ -645,22 +633,6 @@ mod tests {
             judge(StatusCode::PAYLOAD_TOO_LARGE, rdm, refused, None),
             Attempt::Refused(_)
         ));
-    }
-
-    #[test]
-    fn retry_after_takes_seconds_and_dates() {
-        assert_eq!(retry_after(" 3 "), Some(Duration::from_secs(3)));
-        assert_eq!(
-            retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(Duration::ZERO)
-        );
-        let soon = std::time::SystemTime::now() + Duration::from_secs(30);
-        let w = retry_after(&httpdate::fmt_http_date(soon)).unwrap();
-        assert!(
-            w > Duration::from_secs(25) && w <= Duration::from_secs(30),
-            "{w:?}"
-        );
-        assert_eq!(retry_after("soon"), None);
     }
 
     #[test]

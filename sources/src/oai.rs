@@ -62,6 +62,7 @@ use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::NsReader;
 use soif_codecs::{Action, Position, Record};
 use soif_pipeline::error::error_chain;
+use soif_pipeline::retry::retry_after;
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
 use soif_pipeline::transforms::dc::{ELEMENTS, TEMPLATE as DC_TEMPLATE};
 use soif_pipeline::Error;
@@ -596,19 +597,6 @@ impl Harvest {
 enum Failure {
     Retry(String, Option<Duration>),
     Final(String),
-}
-
-/// `Retry-After`: seconds or an HTTP date.
-fn retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
 }
 
 /// What a page held.
@@ -1211,15 +1199,5 @@ x</soif:attribute><soif:attribute name-base64="QQ==" encoding="base64">AP8=</soi
         .is_err());
         let id = r#"<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><Identify><granularity>YYYY-MM-DD</granularity></Identify></OAI-PMH>"#;
         assert_eq!(identify_granularity(id.as_bytes()), Some(Granularity::Day));
-    }
-
-    #[test]
-    fn retry_after_values() {
-        assert_eq!(retry_after(" 3 "), Some(Duration::from_secs(3)));
-        assert_eq!(
-            retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(retry_after("soon"), None);
     }
 }
