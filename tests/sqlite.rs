@@ -2,6 +2,9 @@
 //! idempotent re-run, a record without URL under `--on-error skip`, and a process killed
 //! (SIGKILL) mid-load, then re-run to the same content as a clean run.
 
+mod common;
+
+use common::one;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags};
 use soif_codecs::generate::Generator;
@@ -39,51 +42,9 @@ fn ok(out: std::process::Output) {
     );
 }
 
-fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
-    Connection::open(db)
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
 /// The records and layout (not the run log), in a stable order.
 fn dump(db: &Path) -> Vec<Vec<SqlValue>> {
-    let conn = Connection::open(db).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT table_name FROM soif_tables ORDER BY table_name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut queries = vec![
-        "SELECT template, table_name FROM soif_tables ORDER BY table_name".to_string(),
-        "SELECT * FROM soif_columns ORDER BY table_name, position".to_string(),
-        "SELECT template, url FROM soif_deletions ORDER BY template, url".to_string(),
-    ];
-    queries.extend(
-        tables
-            .iter()
-            .map(|t| format!("SELECT * FROM \"{t}\" ORDER BY url")),
-    );
-    let mut out = Vec::new();
-    for q in queries {
-        let mut st = conn.prepare(&q).unwrap();
-        let n = st.column_count();
-        // When each row last changed (layout 2) is the time of the run, not content:
-        // two runs a second apart must still compare equal.
-        let keep: Vec<usize> = (0..n)
-            .filter(|&i| st.column_name(i).is_ok_and(|c| c != "soif_datestamp"))
-            .collect();
-        out.push(vec![SqlValue::Text(q.clone())]);
-        let rows = st
-            .query_map([], |r| {
-                keep.iter().map(|&i| r.get::<_, SqlValue>(i)).collect()
-            })
-            .unwrap();
-        out.extend(rows.map(Result::unwrap));
-    }
-    out
+    common::dump(&Connection::open(db).unwrap())
 }
 
 #[test]

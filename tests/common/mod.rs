@@ -219,3 +219,50 @@ impl Drop for Serve {
         let _ = self.child.wait();
     }
 }
+
+/// The first column of the first row of `sql` on the SQLite database `db`.
+pub fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
+    // Read-write: after a kill, reading a WAL database may first need to recover it.
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// A catalog's records and layout (not its run log), every row, in a stable order, each
+/// query's rows after a row holding the query. `soif_datestamp` (when a row last
+/// changed: the run's time, not content) is left out, so that two runs a second apart
+/// still compare equal.
+pub fn dump(conn: &rusqlite::Connection) -> Vec<Vec<rusqlite::types::Value>> {
+    use rusqlite::types::Value;
+    let tables: Vec<String> = conn
+        .prepare("SELECT table_name FROM soif_tables ORDER BY table_name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut queries = vec![
+        "SELECT template, table_name FROM soif_tables ORDER BY table_name".to_string(),
+        "SELECT * FROM soif_columns ORDER BY table_name, position".to_string(),
+        "SELECT template, url FROM soif_deletions ORDER BY template, url".to_string(),
+    ];
+    queries.extend(
+        tables
+            .iter()
+            .map(|t| format!("SELECT * FROM \"{t}\" ORDER BY url")),
+    );
+    let mut out = Vec::new();
+    for q in queries {
+        let mut st = conn.prepare(&q).unwrap();
+        let keep: Vec<usize> = (0..st.column_count())
+            .filter(|&i| st.column_name(i).is_ok_and(|c| c != "soif_datestamp"))
+            .collect();
+        out.push(vec![Value::Text(q.clone())]);
+        let rows = st
+            .query_map([], |r| keep.iter().map(|&i| r.get::<_, Value>(i)).collect())
+            .unwrap();
+        out.extend(rows.map(Result::unwrap));
+    }
+    out
+}
