@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{code, soif, stderr, stdout};
+use common::{code, one, soif, stderr, stdout};
 use filetime::FileTime;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags};
@@ -80,50 +80,9 @@ fn taken(report: &Value) -> Vec<String> {
     names
 }
 
-fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
-    // Read-write: after a kill, reading a WAL database may first need to recover it.
-    Connection::open(db)
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-/// A catalog's records and layout (not its run log), every row, in a stable order.
-/// `soif_datestamp` (when a row last changed: the run's time) is left out.
+/// A catalog's records and layout ([`common::dump`]), read without writing.
 fn dump(db: &Path) -> Vec<Vec<SqlValue>> {
-    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT table_name FROM soif_tables ORDER BY table_name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let mut queries = vec![
-        "SELECT template, table_name FROM soif_tables ORDER BY table_name".to_string(),
-        "SELECT * FROM soif_columns ORDER BY table_name, position".to_string(),
-        "SELECT template, url FROM soif_deletions ORDER BY template, url".to_string(),
-    ];
-    queries.extend(
-        tables
-            .iter()
-            .map(|t| format!("SELECT * FROM \"{t}\" ORDER BY url")),
-    );
-    let mut out = Vec::new();
-    for q in queries {
-        let mut st = conn.prepare(&q).unwrap();
-        let keep: Vec<usize> = (0..st.column_count())
-            .filter(|&i| st.column_name(i).is_ok_and(|c| c != "soif_datestamp"))
-            .collect();
-        out.push(vec![SqlValue::Text(q.clone())]);
-        let rows = st
-            .query_map([], |r| {
-                keep.iter().map(|&i| r.get::<_, SqlValue>(i)).collect()
-            })
-            .unwrap();
-        out.extend(rows.map(Result::unwrap));
-    }
-    out
+    common::dump(&Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap())
 }
 
 /// The published files in `dir` whose names end with `ext` (temporary ones start with a
