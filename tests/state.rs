@@ -333,26 +333,24 @@ fn report_names_every_source_with_counts_errors_and_outputs() {
     .unwrap();
     age(&good, 3600);
     age(&bad, 3600);
-    let out = run(
-        dir,
-        &[
-            "convert",
-            "in",
-            "bad.soif",
-            "--state",
-            "s.db",
-            "--to",
-            "jsonl",
-            "-o",
-            "out.jsonl",
-            "--on-error",
-            "quarantine",
-            "--quarantine",
-            "rejected.soif",
-            "--report",
-            "r.json",
-        ],
-    );
+    let args = [
+        "convert",
+        "in",
+        "bad.soif",
+        "--state",
+        "s.db",
+        "--to",
+        "jsonl",
+        "-o",
+        "out.jsonl",
+        "--on-error",
+        "quarantine",
+        "--quarantine",
+        "rejected.soif",
+        "--report",
+        "r.json",
+    ];
+    let out = run(dir, &args);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     let r = report(&dir.join("r.json"));
     assert_eq!(
@@ -436,26 +434,7 @@ fn report_names_every_source_with_counts_errors_and_outputs() {
         .unwrap()
         .contains("Title{99}:\tshort"));
     // Nothing new: no new output file, no empty quarantine.
-    let out = run(
-        dir,
-        &[
-            "convert",
-            "in",
-            "bad.soif",
-            "--state",
-            "s.db",
-            "--to",
-            "jsonl",
-            "-o",
-            "out.jsonl",
-            "--on-error",
-            "quarantine",
-            "--quarantine",
-            "rejected.soif",
-            "--report",
-            "r.json",
-        ],
-    );
+    let out = run(dir, &args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(published(dir, ".jsonl").len(), 1);
     assert_eq!(published(dir, ".soif").len(), 2);
