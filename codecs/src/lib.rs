@@ -10,9 +10,11 @@
 //!
 //! This crate decodes such streams incrementally and in bounded memory, encodes them back
 //! canonically, and parses the Resource Description Messages objects (W3C NOTE-rdm-960724)
-//! into typed structs.
+//! into typed structs. [`oai_ids`] is the OAI-PMH identifier scheme of `soif serve`'s
+//! provider, which its OAI-PMH source reads back.
 
 pub mod generate;
+pub mod oai_ids;
 pub mod rdm;
 pub mod record;
 pub mod soif;

@@ -1021,32 +1021,9 @@ fn exact_attr(r: &NsReader<&[u8]>, e: &BytesStart<'_>, name: &str) -> Result<Byt
 }
 
 /// The template and URL of an identifier `oai:REPOSITORY:TEMPLATE/URL` as `soif serve`
-/// writes them (`server/src/oai/ids.rs`: `%XX` escapes, the template's `/` escaped).
+/// writes them (`soif_codecs::oai_ids`: `%XX` escapes, the template's `/` escaped).
 pub fn soif_identifier(id: &str) -> Option<(Vec<u8>, Vec<u8>)> {
-    let rest = id.strip_prefix("oai:")?;
-    let (_repo, local) = rest.split_once(':')?;
-    let (template, url) = local.split_once('/')?;
-    if template.is_empty() || url.is_empty() {
-        return None;
-    }
-    Some((unpercent(template)?, unpercent(url)?))
-}
-
-fn unpercent(text: &str) -> Option<Vec<u8>> {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    Some(out)
+    soif_codecs::oai_ids::split_identifier(id).map(|(_repo, template, url)| (template, url))
 }
 
 #[cfg(test)]

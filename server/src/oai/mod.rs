@@ -25,7 +25,9 @@
 //! ```
 
 pub mod args;
-pub mod ids;
+/// The identifier scheme lives in the codecs crate: the OAI-PMH source reads back what
+/// the provider writes.
+pub use soif_codecs::oai_ids as ids;
 pub mod token;
 pub mod xml;
 

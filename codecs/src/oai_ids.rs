@@ -79,6 +79,19 @@ pub fn parse_identifier(repo: &str, id: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((unescape(template, b'%')?, unescape(url, b'%')?))
 }
 
+/// The repository, template and URL of an identifier in this scheme from any repository
+/// (what a harvester of `soif serve` reads back); unlike [`parse_identifier`] it does not
+/// check the local part's alphabet, only that its escapes decode.
+pub fn split_identifier(id: &str) -> Option<(&str, Vec<u8>, Vec<u8>)> {
+    let rest = id.strip_prefix("oai:")?;
+    let (repo, local) = rest.split_once(':')?;
+    let (template, url) = local.split_once('/')?;
+    if template.is_empty() || url.is_empty() {
+        return None;
+    }
+    Some((repo, unescape(template, b'%')?, unescape(url, b'%')?))
+}
+
 /// The setSpec of a template.
 pub fn set_spec(template: &[u8]) -> String {
     let mut out = String::new();
@@ -139,6 +152,22 @@ mod tests {
         assert_eq!(parse_identifier("a.b", "oai:other.b:FILE/x"), None);
         assert_eq!(parse_identifier("a.b", "oai:a.b:FILE"), None);
         assert_eq!(parse_identifier("a.b", "oai:a.b:FILE/%zz"), None);
+    }
+
+    #[test]
+    fn any_repositorys_identifiers_split_into_repository_template_and_url() {
+        let id = identifier("soif.example.org", b"Dublin/Core", b"http://x/a b");
+        assert_eq!(
+            split_identifier(&id),
+            Some((
+                "soif.example.org",
+                b"Dublin/Core".to_vec(),
+                b"http://x/a b".to_vec()
+            ))
+        );
+        assert_eq!(split_identifier("oai:a.b:FILE"), None);
+        assert_eq!(split_identifier("oai:a.b:/x"), None);
+        assert_eq!(split_identifier("oai:a.b:FILE/%zz"), None);
     }
 
     #[test]
