@@ -82,11 +82,16 @@ def catalogs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def server(catalogs):
     """`soif serve` on both catalogs: /oai is `seeds`, /oai/gen the generated one."""
-    proc = subprocess.Popen(
-        [str(soif_bin()), "serve", "--db", str(catalogs["seeds"]), "--db", f"gen={catalogs['gen']}",
-         "--listen", "127.0.0.1:0", "--oai-page-size", "500", "--oai-repository-id", REPO,
-         "--admin-email", "librarian@example.org"],
-        stderr=subprocess.PIPE, text=True)
+    yield from serve("--db", catalogs["seeds"], "--db", f"gen={catalogs['gen']}",
+                     "--oai-page-size", "500", "--oai-repository-id", REPO,
+                     "--admin-email", "librarian@example.org")
+
+
+def serve(*args):
+    """Runs `soif serve ARGS` on a loopback port chosen at run time: yields its base URL
+    (read from the line it prints on start), then stops it. For fixtures: `yield from`."""
+    proc = subprocess.Popen([str(soif_bin()), "serve", *map(str, args), "--listen", "127.0.0.1:0"],
+                            stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()
     m = re.search(r"http://(127\.0\.0\.1:\d+)/", line)
     assert m, line

@@ -6,16 +6,13 @@ hostile values render as text (no alert, no script run), and saves screenshots u
 target/browser-screenshots/."""
 
 import os
-import pathlib
-import re
 import shutil
-import subprocess
 import tempfile
 import urllib.request
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run, soif_bin
+from conftest import FIXTURES, ROOT, run, serve, soif_bin
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -35,14 +32,7 @@ def site(tmp_path_factory):
     run(soif_bin(), "convert", FIXTURES / "rfc2655" / "documents.soif", FIXTURES / "rfc2655" / "dublin-core.soif",
         FIXTURES / "harvest" / "ecrc-93-10.soif", FIXTURES / "web" / "hostile.soif",
         "--lenient", "--on-error", "skip", "--to", "sqlite", "-o", db, "-q")
-    proc = subprocess.Popen([str(soif_bin()), "serve", "--db", f"web={db}", "--listen", "127.0.0.1:0"],
-                            stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()
-    m = re.search(r"http://(127\.0\.0\.1:\d+)/", line)
-    assert m, line
-    yield f"http://{m.group(1)}"
-    proc.terminate()
-    proc.wait(timeout=10)
+    yield from serve("--db", f"web={db}")
 
 
 @pytest.fixture(scope="module")
