@@ -53,7 +53,7 @@
 //! ```
 
 mod spans;
-pub use spans::{Spans, HUGE_MIN, POOL_BYTES};
+pub use spans::{Spans, HUGE_MIN, POOL_BYTES, POOL_DECAY};
 
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};

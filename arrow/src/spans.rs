@@ -440,8 +440,8 @@ impl Data {
 /// the kernel asked for huge pages (`MADV_HUGEPAGE`; where they are not on offer it is
 /// plain memory). Only what is written is ever touched, so room never used costs no
 /// memory. Handed to Arrow as the buffer's owner: when the last array using it goes,
-/// the mapping goes back to a small pool ([`POOL_BYTES`]) for the next batches, else
-/// it is unmapped.
+/// the mapping goes back to a pool for the next batches ([`POOL_BYTES`] kept, more for
+/// [`POOL_DECAY`]), and is unmapped after that.
 struct HugeRegion {
     map: Option<memmap2::MmapMut>,
     start: usize,
@@ -449,7 +449,8 @@ struct HugeRegion {
     len: usize,
 }
 
-/// At most this much memory of released batches is kept mapped for the next ones.
+/// This much memory of released batches is kept mapped for the next ones for as long
+/// as the process runs; more is kept for [`POOL_DECAY`] only.
 ///
 /// Why: a fresh page costs a fault and the kernel zeroing it before it is written,
 /// which took a third of the time of building a batch. A consumer that streams (DuckDB,
@@ -458,21 +459,101 @@ struct HugeRegion {
 /// what a finished read leaves behind small (an allocator keeps freed memory alike).
 pub const POOL_BYTES: usize = 64 << 20;
 
-/// Mappings of released batches, and their total size.
-static POOL: std::sync::Mutex<(Vec<memmap2::MmapMut>, usize)> =
-    std::sync::Mutex::new((Vec::new(), 0));
+/// How long memory beyond [`POOL_BYTES`] is kept after its batches are released.
+///
+/// Why: a table that holds a whole file (`pyarrow.table(soif.read(path))`) releases all
+/// of its batches at once, and a notebook that reads the file again, or reads the next
+/// file of an archive, then needs as much memory again. Zeroing it afresh was half of
+/// the time such a read took. Keeping it mapped for a short while (one second, as the
+/// `dirty_decay_ms:1000` that Arrow C++ configures jemalloc with) makes the next read
+/// reuse it, and a process that stops reading gets it back to the system a second later
+/// (a background thread unmaps it). The pool never holds more than the consumer held.
+pub const POOL_DECAY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Mappings of released batches (oldest first, with the time of their release) and
+/// their total size.
+struct Pool {
+    maps: std::collections::VecDeque<(memmap2::MmapMut, std::time::Instant)>,
+    bytes: usize,
+    reaper: bool,
+}
+
+static POOL: std::sync::Mutex<Pool> = std::sync::Mutex::new(Pool {
+    maps: std::collections::VecDeque::new(),
+    bytes: 0,
+    reaper: false,
+});
+
+/// Wakes the reaper when the pool grows past [`POOL_BYTES`].
+static POOL_GREW: std::sync::Condvar = std::sync::Condvar::new();
+
+impl Pool {
+    /// Takes out the mappings released more than [`POOL_DECAY`] ago while the pool is
+    /// over [`POOL_BYTES`]; returns them (to be unmapped outside the lock) and how long
+    /// until the next one is due, if any is.
+    fn expired(
+        &mut self,
+        now: std::time::Instant,
+    ) -> (Vec<memmap2::MmapMut>, Option<std::time::Duration>) {
+        let mut gone = Vec::new();
+        while self.bytes > POOL_BYTES {
+            let Some((_, at)) = self.maps.front() else {
+                break;
+            };
+            let age = now.saturating_duration_since(*at);
+            if age < POOL_DECAY {
+                return (gone, Some(POOL_DECAY - age));
+            }
+            if let Some((map, _)) = self.maps.pop_front() {
+                self.bytes -= map.len();
+                gone.push(map);
+            }
+        }
+        (gone, None)
+    }
+}
+
+/// The thread that unmaps what the pool holds beyond [`POOL_BYTES`] once it is
+/// [`POOL_DECAY`] old. It sleeps while the pool is within its bound.
+fn reaper() {
+    let Ok(mut pool) = POOL.lock() else { return };
+    loop {
+        let (gone, next) = pool.expired(std::time::Instant::now());
+        if !gone.is_empty() {
+            drop(pool);
+            // Unmapping a large region takes a while: not under the lock.
+            drop(gone);
+            pool = match POOL.lock() {
+                Ok(pool) => pool,
+                Err(_) => return,
+            };
+            continue;
+        }
+        pool = match next {
+            Some(wait) => match POOL_GREW.wait_timeout(pool, wait) {
+                Ok((pool, _)) => pool,
+                Err(_) => return,
+            },
+            None => match POOL_GREW.wait(pool) {
+                Ok(pool) => pool,
+                Err(_) => return,
+            },
+        };
+    }
+}
 
 impl HugeRegion {
     fn new(capacity: usize) -> Option<HugeRegion> {
         // Sizes rounded to huge pages, so that batches of about the same size share.
         let size = capacity.checked_add(2 * HUGE_PAGE - 1)? / HUGE_PAGE * HUGE_PAGE;
         let pooled = POOL.lock().ok().and_then(|mut pool| {
-            let (maps, bytes) = &mut *pool;
-            let i = maps
+            // The most recently released first: the oldest are the next to be unmapped.
+            let i = pool
+                .maps
                 .iter()
-                .position(|m| m.len() >= size && m.len() <= 2 * size)?;
-            let map = maps.swap_remove(i);
-            *bytes -= map.len();
+                .rposition(|(m, _)| m.len() >= size && m.len() <= 2 * size)?;
+            let (map, _) = pool.maps.remove(i)?;
+            pool.bytes -= map.len();
             Some(map)
         });
         let map = match pooled {
@@ -524,12 +605,25 @@ impl HugeRegion {
 impl Drop for HugeRegion {
     fn drop(&mut self) {
         let Some(map) = self.map.take() else { return };
-        if let Ok(mut pool) = POOL.lock() {
-            let (maps, bytes) = &mut *pool;
-            if *bytes + map.len() <= POOL_BYTES {
-                *bytes += map.len();
-                maps.push(map);
+        let Ok(mut pool) = POOL.lock() else { return };
+        pool.bytes += map.len();
+        pool.maps.push_back((map, std::time::Instant::now()));
+        if pool.bytes > POOL_BYTES {
+            if !pool.reaper {
+                // Where no thread can be started, the memory is unmapped at once.
+                pool.reaper = std::thread::Builder::new()
+                    .name("soif-pool".into())
+                    .spawn(reaper)
+                    .is_ok();
+                if !pool.reaper {
+                    let gone = pool.maps.pop_back();
+                    pool.bytes -= gone.as_ref().map_or(0, |(m, _)| m.len());
+                    drop(pool);
+                    drop(gone);
+                    return;
+                }
             }
+            POOL_GREW.notify_one();
         }
     }
 }
@@ -537,5 +631,42 @@ impl Drop for HugeRegion {
 impl AsRef<[u8]> for HugeRegion {
     fn as_ref(&self) -> &[u8] {
         self.filled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pooled() -> usize {
+        POOL.lock().map_or(0, |p| p.bytes)
+    }
+
+    /// Memory released beyond `POOL_BYTES` is reused by the next region while it is
+    /// fresh, and given back to the system once it is `POOL_DECAY` old.
+    #[test]
+    fn released_memory_is_reused_then_given_back() {
+        let size = 48 << 20;
+        let regions: Vec<HugeRegion> = (0..4).filter_map(|_| HugeRegion::new(size)).collect();
+        assert_eq!(regions.len(), 4);
+        drop(regions);
+        // Kept at first (other tests may take a region meanwhile, not three).
+        let kept = pooled();
+        assert!(kept > POOL_BYTES, "kept at first: {kept}");
+        // A region of the same size is taken from the pool, not mapped afresh.
+        let again = HugeRegion::new(size);
+        assert!(again.is_some());
+        assert!(
+            pooled() < kept,
+            "taken from the pool: {} of {kept}",
+            pooled()
+        );
+        drop(again);
+        // No bound on how long a loaded machine takes to run the reaper; it must run.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while pooled() > POOL_BYTES && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(pooled() <= POOL_BYTES, "still pooled: {}", pooled());
     }
 }

@@ -261,8 +261,11 @@ pub fn size(r: &Record) -> usize {
             .sum::<usize>()
 }
 
+/// Bytes of the first chunk cut (doubled for each of the next until [`BATCH_BYTES`]).
+const FIRST_CHUNK_BYTES: usize = 1 << 20;
+
 /// Chunks handed to the workers and not yet taken back.
-const IN_FLIGHT: usize = 3;
+const IN_FLIGHT: usize = 4;
 
 /// The reading loop and what turns its records into batches.
 pub struct Batches {
@@ -273,6 +276,8 @@ pub struct Batches {
     /// first batch is asked for.
     workers: Vec<Worker>,
     started: bool,
+    /// Chunks cut so far.
+    cut: u32,
     /// The worker of each chunk in flight, oldest first.
     in_flight: VecDeque<usize>,
     next_worker: usize,
@@ -290,6 +295,7 @@ impl Batches {
             extras,
             workers: Vec::new(),
             started: false,
+            cut: 0,
             in_flight: VecDeque::new(),
             next_worker: 0,
             exhausted: false,
@@ -303,9 +309,13 @@ impl Batches {
         // The fast path builds the layout's columns only: with extra columns every
         // chunk is rows.
         let in_place = self.extras == Extras::default();
+        // The first chunks are small (1, 2, 4 MB, then BATCH_BYTES): the workers start
+        // on the first sooner, and the consumer has its first batch sooner.
+        let bytes = BATCH_BYTES.min(FIRST_CHUNK_BYTES << self.cut.min(8));
+        self.cut += 1;
         match self
             .core
-            .fill_chunk(self.batch_size, BATCH_BYTES, in_place, row_size)
+            .fill_chunk(self.batch_size, bytes, in_place, row_size)
         {
             Ok(Some(chunk)) => Some(chunk),
             Ok(None) => {
