@@ -16,11 +16,14 @@ Spark process (the JVM's start-up is not timed; the read and the Parquet write a
 2. JSON (``spark.read.schema("template STRING, url STRING, action STRING, attributes
    MAP<STRING, STRING>").json``) → Parquet on ``local[2]``;
 3. ``soif`` → Parquet on ``local[2]`` over a quarter of the archive (one plain file and
-   one gzip'd), for memory against size.
+   one gzip'd), for memory against size;
+4. the reads alone (Spark's ``noop`` sink): ``soif`` on ``local[2]`` and ``local[1]``,
+   JSON on ``local[2]``.
 
 Each timed job follows a warm-up job on a 2 MB file in the same session (the JIT, the
 Python workers and the planner's Python process start once per session). Each line gives
-the wall time, the records written, and the peak resident memory of the
+the wall time, the records written, the CPU time of the JVM and of the Python workers
+during the job (from /proc, exited workers included), and the peak resident memory of the
 JVM (driver and executor in local mode) and of the Python workers (the largest one, and
 all of them at once), sampled from /proc every 0.2 s. Finally the ratios and the skew of
 the planned partitions' sizes. soif and soif-gen come from ``$CARGO_TARGET_DIR/release``
@@ -69,6 +72,36 @@ def children() -> dict:
         except (OSError, ValueError, IndexError):
             continue
         out[int(d)] = (ppid, cmd)
+    return out
+
+
+def cpu_seconds() -> dict:
+    """CPU time (user + system, with that of exited children) of the JVM and of the
+    Python workers below this process, in seconds."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    procs = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        procs[int(d)] = (int(fields[1]), comm, sum(int(x) for x in fields[11:15]))
+    below, changed = {os.getpid()}, True
+    while changed:
+        changed = False
+        for pid, (ppid, _, _) in procs.items():
+            if ppid in below and pid not in below:
+                below.add(pid)
+                changed = True
+    out = {"jvm": 0.0, "python": 0.0}
+    for pid in below - {os.getpid()}:
+        _, comm, t = procs[pid]
+        out["jvm" if "java" in comm else "python"] += t / ticks
     return out
 
 
@@ -133,31 +166,53 @@ def one(args: argparse.Namespace) -> None:
             df = df.load(paths)
         else:
             df = spark.read.schema(JSON_SCHEMA).option("mode", "FAILFAST").json(paths)
-        df.write.parquet(out)
+        if args.sink == "noop":
+            df.write.format("noop").mode("overwrite").save()
+        else:
+            df.write.parquet(out)
         return df
 
     # A warm-up job on a small file first (the JIT, Spark's Python workers and the
     # planner's Python process start once per session, a cost of seconds that a long job
     # pays once): the timed job is the steady state of a session.
     job([os.path.join(args.data, "warm", "warm.soif" if args.what == "soif" else "warm.jsonl")])
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     df = job(args.paths)
     wall = time.perf_counter() - t0
+    c1 = cpu_seconds()
     sampler.stop.set()
     sampler.join()
-    rows = spark.read.parquet(out).count()
+    rows = spark.read.parquet(out).count() if args.sink == "parquet" else df.count()
     parts = df.rdd.getNumPartitions()
     spark.stop()
     shutil.rmtree(out, ignore_errors=True)
     print(
         json.dumps(
-            dict(wall=wall, rows=rows, partitions=parts, jvm=sampler.jvm, worker=sampler.worker, workers=sampler.workers)
+            dict(
+                wall=wall,
+                rows=rows,
+                partitions=parts,
+                jvm=sampler.jvm,
+                worker=sampler.worker,
+                workers=sampler.workers,
+                cpu_jvm=c1["jvm"] - c0["jvm"],
+                cpu_python=c1["python"] - c0["python"],
+            )
         )
     )
 
 
-def run(label: str, what: str, master: str, paths: list, args: argparse.Namespace, split_size: str = "") -> dict:
-    cmd = [sys.executable, __file__, "--one", what, "--master", master, "--data", args.data]
+def run(
+    label: str,
+    what: str,
+    master: str,
+    paths: list,
+    args: argparse.Namespace,
+    split_size: str = "",
+    sink: str = "parquet",
+) -> dict:
+    cmd = [sys.executable, __file__, "--one", what, "--master", master, "--data", args.data, "--sink", sink]
     if split_size:
         cmd += ["--split-size", split_size]
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
@@ -166,9 +221,11 @@ def run(label: str, what: str, master: str, paths: list, args: argparse.Namespac
         sys.exit(f"{label} failed:\n{done.stderr[-3000:]}")
     r = json.loads(done.stdout.strip().splitlines()[-1])
     print(
-        f"{label:<38} {r['wall']:8.1f} s  {r['rows']:>9} rows  {r['partitions']:>3} parts  "
-        f"JVM {r['jvm'] / 1024:6.0f} MiB  worker {r['worker'] / 1024:5.0f} MiB  "
-        f"workers {r['workers'] / 1024:5.0f} MiB",
+        f"{label:<42} {r['wall']:6.2f} s  {r['rows']:>7} rows  {r['partitions']:>3} parts  "
+        f"CPU JVM {r['cpu_jvm']:5.1f} s + Python {r['cpu_python']:4.1f} s "
+        f"({(r['cpu_jvm'] + r['cpu_python']) / r['wall']:.2f} cores)  "
+        f"RSS JVM {r['jvm'] / 1024:5.0f} MiB, worker {r['worker'] / 1024:4.0f} MiB, "
+        f"workers {r['workers'] / 1024:4.0f} MiB",
         flush=True,
     )
     return r
@@ -232,6 +289,7 @@ def main() -> None:
     ap.add_argument("--one", choices=["soif", "json"], help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--split-size", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--sink", default="parquet", choices=["parquet", "noop"], help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -257,7 +315,7 @@ def main() -> None:
             (p.split.end - p.split.start) if p.split is not None else os.path.getsize(p.path) for p in parts
         ]
         print(
-            f"partitions (default splitSize 128 MiB): {len(parts)}; stored bytes min {min(sizes) / 1e6:.0f} MB, "
+            f"partitions (default splitSize 128 MiB, equal ranges per file): {len(parts)}; stored bytes min {min(sizes) / 1e6:.0f} MB, "
             f"median {statistics.median(sizes) / 1e6:.0f} MB, max {max(sizes) / 1e6:.0f} MB "
             f"(gzip'd files whole: {args.gz})"
         )
@@ -267,9 +325,23 @@ def main() -> None:
         s1 = run("soif -> parquet, local[1]", "soif", "local[1]", soif_files, args)
         s32 = run("soif -> parquet, local[2], splitSize 32MiB", "soif", "local[2]", soif_files, args, "32MiB")
         sq = run(f"soif -> parquet, local[2], {size(small)} subset", "soif", "local[2]", small, args)
+        sn = run("soif -> noop (read only), local[2]", "soif", "local[2]", soif_files, args, sink="noop")
+        jn = run("json -> noop (read only), local[2]", "json", "local[2]", json_files, args, sink="noop")
+        sn1 = run("soif -> noop (read only), local[1]", "soif", "local[1]", soif_files, args, sink="noop")
         assert s2["rows"] == j2["rows"] == s1["rows"] == s32["rows"], (s2, j2, s1, s32)
         print(f"soif vs JSON (local[2]): {j2['wall'] / s2['wall']:.2f}x faster")
         print(f"local[2] vs local[1] (soif): {s1['wall'] / s2['wall']:.2f}x")
+        print(f"read only: soif vs JSON {jn['wall'] / sn['wall']:.2f}x; local[2] vs local[1] {sn1['wall'] / sn['wall']:.2f}x")
+        busy = (s1["cpu_jvm"] + s1["cpu_python"]) / s1["wall"]
+        print(
+            f"local[1] keeps {busy:.2f} of the {os.cpu_count()} cores busy (the Python worker beside the task "
+            f"thread, the JVM's GC and JIT threads): local[2] can be at most {os.cpu_count() / busy:.2f}x local[1] "
+            "on this machine"
+        )
+        print(
+            f"Parquet write alone (JVM CPU, parquet minus noop): soif {s2['cpu_jvm'] - sn['cpu_jvm']:.1f} s, "
+            f"JSON {j2['cpu_jvm'] - jn['cpu_jvm']:.1f} s"
+        )
         print(
             f"memory, {size(small)} -> {size(soif_files)}: JVM {sq['jvm'] / 1024:.0f} -> {s2['jvm'] / 1024:.0f} MiB, "
             f"largest worker {sq['worker'] / 1024:.0f} -> {s2['worker'] / 1024:.0f} MiB"

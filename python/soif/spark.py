@@ -34,8 +34,9 @@ Partitions are planned on the driver:
 
 - a compressed file (gzip, bzip2, xz, zstd, recognised by its first bytes) is one
   partition: a compressed stream cannot be entered in the middle;
-- a plain file is cut into byte ranges of about ``splitSize`` bytes by
-  :func:`soif.split`. A value may hold anything, ``@FILE {`` lines and whole fake objects
+- a plain file is cut into byte ranges of at most about ``splitSize`` bytes, all of
+  about the same size (a 170 MB file and the default 128 MiB give two ranges of 85 MB,
+  not 128 and 42: the tasks of one stage then end together), by :func:`soif.split`. A value may hold anything, ``@FILE {`` lines and whole fake objects
   included, so a range cannot start at the next line that looks like an object;
   ``soif.split`` runs soif's own decoder over the file (stepping over values without
   building records) and returns the real object boundaries with the decoder's state there
@@ -311,14 +312,18 @@ def plan_partitions(
     lenient: bool = False,
     max_record_size: int = soif.DEFAULT_MAX_RECORD_SIZE,
 ) -> List[SoifPartition]:
-    """The partitions of ``files``: a compressed file whole, a plain file in the byte ranges
-    :func:`soif.split` finds (an empty file has none)."""
+    """The partitions of ``files``, in order: a compressed file whole, a plain file in the
+    byte ranges :func:`soif.split` finds, as many as ``split_size`` asks for and of about
+    equal size (an empty file has none)."""
     parts: List[SoifPartition] = []
     for path in files:
         if _compressed(path):
             parts.append(SoifPartition(path, None))
             continue
-        for s in soif.split(path, size=split_size, lenient=lenient, max_record_size=max_record_size):
+        # Equal ranges rather than ranges of `split_size` and a remainder: the stage
+        # takes as long as its longest task.
+        n = max(1, -(-os.path.getsize(path) // max(1, split_size)))
+        for s in soif.split(path, parts=n, lenient=lenient, max_record_size=max_record_size):
             parts.append(SoifPartition(path, s))
     return parts
 
