@@ -118,3 +118,17 @@ def test_file_object_sources_in_duckdb_and_polars(fixtures):
         assert duckdb.sql("SELECT count(*) FROM r").fetchall() == [(3,)]
     with gzip.open(fixtures / DOCS_GZ, "rb") as f:
         assert pl.DataFrame(soif.read(f)).shape == (3, 6)
+
+
+def test_readme_three_lines_gzip_archive_into_polars_then_duckdb(fixtures):
+    """The README's "Read a gzip'd Harvest archive into Polars and DuckDB", as written
+    there (DuckDB queries the Polars DataFrame by its variable name)."""
+    df = pl.DataFrame(soif.read(fixtures / DOCS_GZ))
+    rows = duckdb.sql(
+        "SELECT url, list_filter(attributes, lambda a: a.name = 'Title')[1].value AS title FROM df"
+    ).fetchall()
+    assert sorted(rows, key=lambda r: r[0])[0] == (
+        "http://home.netscape.com/eng/ssl3/ssl-toc.html",
+        "SSL Protocol V. 3.0",
+    )
+    assert len(rows) == 3
