@@ -128,6 +128,17 @@ pub fn schema() -> SchemaRef {
         .clone()
 }
 
+/// The names of `schema`'s columns, comma-separated: what an error about a schema that
+/// is not this layout shows, here and in the Python package.
+pub fn column_list(schema: &Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Checks that `schema` is this layout: its metadata names it (with this version) and its
 /// columns have the layout's names and types. Extra metadata is fine (a Parquet file
 /// also carries its inputs and soif's version).
@@ -146,12 +157,7 @@ pub fn check_schema(schema: &Schema) -> Result<(), LayoutError> {
             return Err(LayoutError::Schema {
                 reason: format!(
                     "no `{LAYOUT_KEY}` metadata: written by another program (soif writes it), columns: {}",
-                    schema
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    column_list(schema)
                 ),
             })
         }

@@ -14,7 +14,7 @@ use arrow_array::{
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
-use soif_arrow::{check_schema, LayoutError, LAYOUT_KEY};
+use soif_arrow::{check_schema, column_list, LayoutError, LAYOUT_KEY};
 use std::sync::Arc;
 
 fn err(reason: impl Into<String>) -> LayoutError {
@@ -49,12 +49,7 @@ pub fn to_layout(batch: &RecordBatch) -> Result<RecordBatch, LayoutError> {
             None => {
                 return Err(err(format!(
                     "column `{name}` is missing (columns: {})",
-                    schema
-                        .fields()
-                        .iter()
-                        .map(|f| f.name().as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    column_list(&schema)
                 )))
             }
         };
