@@ -27,14 +27,48 @@ Reading
 ``recursiveFileLookup`` is true; names starting with ``.`` or ``_`` are skipped, as Spark's
 file sources do), a glob (``*``, ``?``, ``[…]``, ``**``; Spark hands it over unexpanded, so
 it is expanded here, and a pattern that matches nothing is an error), or a list of these.
-Paths are local (or a filesystem mounted on every node, such as NFS); ``file:`` URIs are
-accepted, other schemes are refused with an error.
+
+A path is local (or on a filesystem mounted on every node, such as NFS; ``file:`` URIs
+too), or a URI of a remote filesystem that ``pyarrow.fs.FileSystem.from_uri`` resolves:
+``s3://bucket/dumps/`` (``s3a://`` and ``s3n://``, Hadoop's names, are read as
+``s3://``), ``gs://``, ``hdfs://namenode:8020/dumps`` (pyarrow's HDFS needs libhdfs and
+Hadoop's ``CLASSPATH`` on every node), and any other scheme the installed pyarrow knows::
+
+    df = spark.read.format("soif").load("s3://archive/gatherers/")
+    df = spark.read.format("soif").load(["s3://archive/2024/*.soif.gz", "hdfs://nn:8020/old/"])
+    # An S3-compatible store (MinIO, Ceph, a national library's own): its endpoint
+    # in the query string, which pyarrow reads as the filesystem's options.
+    df = spark.read.format("soif").load(
+        "s3://archive/gatherers/?endpoint_override=store.example.org:9000&scheme=http")
+
+Remote directories are listed, and patterns expanded against the listing, through
+``pyarrow.fs`` (the same rules as for local paths: names starting with ``.`` or ``_``
+skipped in directories; in patterns ``*``, ``[…]`` and ``**``, a name starting with ``.``
+matched only by a pattern segment starting with ``.``; ``?`` is no wildcard in a URI,
+since it starts the query string). Errors and the ``_source`` column name a remote file
+by its URI without the query string (``s3://archive/gatherers/dump-1.soif``) nor the
+user name and password a URI may carry.
+
+Each node finds its credentials and settings in its own environment, as ``pyarrow.fs``
+does: for S3, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY`` (``AWS_SESSION_TOKEN``),
+``AWS_DEFAULT_REGION``, ``~/.aws/credentials`` or the instance's role (recent pyarrow
+also reads the endpoint from ``AWS_ENDPOINT_URL``); for GCS, Google's default
+credentials; for HDFS, Hadoop's configuration and Kerberos ticket. The filesystem's
+options from the URI (endpoint, scheme, region…) travel with each partition; secrets
+found in the environment do not: each executor needs its own (its instance role, or
+its environment, e.g. set with ``spark.executorEnv.AWS_ACCESS_KEY_ID`` on YARN and
+Kubernetes).
 
 Partitions are planned on the driver:
 
-- a compressed file (gzip, bzip2, xz, zstd, recognised by its first bytes) is one
+- a file on a remote filesystem is one partition: the boundary pass memory-maps a file,
+  and a remote one would have to be read whole on the driver before any task starts.
+  The task reads it as a stream (in 8 MiB requests; a compressed one is recognised by
+  its first bytes and decompressed by soif), so an archive stored as many files gives
+  Spark as many tasks;
+- a compressed local file (gzip, bzip2, xz, zstd, recognised by its first bytes) is one
   partition: a compressed stream cannot be entered in the middle;
-- a plain file is cut into byte ranges of at most about ``splitSize`` bytes, all of
+- a plain local file is cut into byte ranges of at most about ``splitSize`` bytes, all of
   about the same size (a 170 MB file and the default 128 MiB give two ranges of 85 MB,
   not 128 and 42: the tasks of one stage then end together), by :func:`soif.split`. A value may hold anything, ``@FILE {`` lines and whole fake objects
   included, so a range cannot start at the next line that looks like an object;
@@ -64,7 +98,7 @@ option                      meaning
                             ``--lenient``
 ``maxRecordSize``           the largest object accepted (bytes, or ``64MB``, ``1GiB``…;
                             default 64 MiB), as the CLI's ``--max-record-size``
-``splitSize``               the size of a plain file's byte ranges (default 128 MiB)
+``splitSize``               the size of a plain local file's byte ranges (default 128 MiB)
 ``includeSource``           ``true``: a ``_source`` column ``struct<file, offset>`` (the
                             file and the record's byte offset in it)
 ``recursiveFileLookup``     ``true``: read directories recursively
@@ -78,8 +112,9 @@ bigint, record: bigint>`` in ``PERMISSIVE`` mode, then ``_source`` when asked fo
 
 Writing
 -------
-``df.write.format("soif").mode("append" | "overwrite").save(DIR)`` writes each task's
-rows as one canonical SOIF file (the encoder of the ``soif`` tool), first under a hidden
+``df.write.format("soif").mode("append" | "overwrite").save(DIR)`` (a local directory
+or a remote one, ``s3://bucket/out/``, as for reading) writes each task's rows as one
+canonical SOIF file (the encoder of the ``soif`` tool), first under a hidden
 temporary name (``.soif-<job>-<partition>-<attempt>-<random>.tmp``), renamed to
 ``part-<partition>-<job>.soif`` when the job commits, then a ``_SUCCESS`` marker. A task
 that fails removes its temporary file; a job that aborts removes every temporary file of
@@ -90,6 +125,15 @@ place. The DataFrame needs the layout's columns (``template``, ``url``, ``attrib
 ``action``, ``template_bytes``, ``url_bytes`` when present); other columns, such as the
 corrupt-record column, are not written, and a corrupt-record row (no template, no URL)
 fails the task with an error, since it holds no record.
+
+On an object store (S3, GCS) a rename is a copy of the object and a delete
+(``pyarrow.fs``'s ``move``): the commit takes time in proportion to the data, a reader
+listing the directory during it can see a part file both under its temporary name
+(hidden, so skipped) and its final one, and on S3 each copy is one ``CopyObject``
+request, which AWS limits to 5 GiB (a task's part file must stay below it:
+``repartition`` into more tasks). An existing final name is checked before the copy
+(not atomically with it, as object stores have no rename that refuses to replace; the
+part names carry the job's unique id, so no other job's file can be in the way).
 """
 
 from __future__ import annotations
@@ -314,7 +358,10 @@ class _Remote:
         try:
             self.fs, base = pafs.FileSystem.from_uri(base_uri)
         except Exception as e:
-            raise ValueError(f"soif: {self._display_of(given)}: pyarrow.fs cannot open it: {e}") from e
+            # pyarrow's message quotes the URI, which may carry a password: named without.
+            shown = self._display_of(given)
+            why = str(e).replace(base_uri, self._display_of(base_uri))
+            raise ValueError(f"soif: {shown}: pyarrow.fs cannot open it: {why}") from None
         self.base = base.rstrip("/") if base not in ("", "/") else base
         # How a filesystem path reads as a URI: S3 and GCS paths begin with the bucket
         # (the URI's authority), HDFS paths with "/" (the authority is the name node).

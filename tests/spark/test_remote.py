@@ -244,3 +244,49 @@ def test_writer_protocol_on_an_object_store(remote, monkeypatch):
     with pytest.raises(FileExistsError, match="never replaced"):
         w2.commit([m])
     assert remote.get(f"protocol/part-00000-{w2.job}.soif") == b"earlier"
+
+
+def read_without_spark(options):
+    """The reader's partitions, planned and read in this process (as a driver and its
+    executors would), as one Arrow table."""
+    from soif.spark import SoifReader
+
+    r = SoifReader(options, None)
+    return pa.Table.from_batches([b for p in r.partitions() for b in r.read(p)])
+
+
+def test_endpoint_from_the_environment(remote, monkeypatch):
+    """No query string: pyarrow takes the endpoint from AWS_ENDPOINT_URL and the
+    credentials from AWS_*, as executors configured by their environment do."""
+    from conftest import S3_ENV
+
+    for k, v in S3_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{remote.port}")
+    got = read_without_spark({"path": "s3://soif-test/tree/", "mode": "FAILFAST", "includeSource": "true"})
+    assert got.column("url").to_pylist() == ["http://tree/a.soif", "http://tree/b.soif"]
+    assert got.column("_source").combine_chunks().field("file").to_pylist() == [
+        "s3://soif-test/tree/a.soif",
+        "s3://soif-test/tree/b.soif",
+    ]
+
+
+def test_credentials_in_the_uri_are_never_shown(remote, monkeypatch):
+    """Credentials given in the URI (s3://KEY:SECRET@bucket/…) are left out of the names
+    in errors and in the _source column."""
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    uri = f"s3://uri-key:uri-secret@soif-test/bad/bad.soif?{remote.query}"
+    got = read_without_spark({"path": uri, "includeSource": "true"})
+    files = set(got.column("_source").combine_chunks().field("file").to_pylist())
+    assert files == {"s3://soif-test/bad/bad.soif"}
+    errors = [c["error"] for c in got.column("_corrupt_record").to_pylist() if c is not None]
+    assert len(errors) == 2 and all(e.startswith("s3://soif-test/bad/bad.soif: byte ") for e in errors)
+    with pytest.raises(soif.DecodeError) as e:
+        read_without_spark({"path": uri, "mode": "FAILFAST"})
+    assert "s3://soif-test/bad/bad.soif: byte 65, record 2" in str(e.value)
+    assert "uri-secret" not in str(e.value)
+    with pytest.raises(FileNotFoundError) as e:
+        read_without_spark({"path": uri.replace("bad.soif?", "none-*.soif?")})
+    assert "uri-secret" not in str(e.value) and "s3://soif-test/bad/none-*.soif" in str(e.value)
