@@ -34,7 +34,8 @@ def remote(s3, archive, adversarial):
     s3.put("hazards/hazards.soif", adversarial.read_bytes())
     s3.put("bad/bad.soif", (FIXTURES / "pipeline" / "bad.soif").read_bytes())
     one = b"@FILE { http://tree/%s\n}\n"
-    for key in ("a.soif", "b.soif", "_SUCCESS", ".part.tmp", "sub/c.soif", "sub/deeper/d.soif", "_tmp/e.soif", ".hid/f.soif"):
+    tree = ("a.soif", "b.soif", "_SUCCESS", ".part.tmp", "sub/c.soif", "sub/deeper/d.soif", "_tmp/e.soif", ".hid/f.soif")
+    for key in tree:
         s3.put(f"tree/{key}", one % key.encode())
     return s3
 
@@ -98,13 +99,18 @@ def test_failfast_names_the_uri_offset_and_record(spark, remote):
 
 
 def test_source_column_names_the_uri(spark, archive, remote):
-    rows = load(spark, remote.uri("archive/"), includeSource="true").select("url", "_source.file", "_source.offset").collect()
+    df = load(spark, remote.uri("archive/"), includeSource="true")
+    rows = df.select("url", "_source.file", "_source.offset").collect()
     assert len(rows) > 50
-    plain = {remote.name(f"archive/{os.path.basename(f)}"): open(f, "rb").read() for f in glob.glob(str(archive / "dump-*.soif"))}
+
+    def uri(f):
+        return remote.name(f"archive/{os.path.basename(f)}")
+
+    plain = {uri(f): open(f, "rb").read() for f in glob.glob(str(archive / "dump-*.soif"))}
     for url, file, offset in rows:
         if file in plain:
             assert plain[file][offset:].startswith(b"@FILE { " + url.encode() + b"\n"), (file, offset)
-    assert {f for _, f, _ in rows} == {remote.name(f"archive/{os.path.basename(f)}") for f in glob.glob(str(archive / "dump-*"))}
+    assert {f for _, f, _ in rows} == {uri(f) for f in glob.glob(str(archive / "dump-*"))}
 
 
 def test_missing_paths_and_empty_patterns_are_clear_errors(spark, remote):
@@ -128,7 +134,13 @@ def test_directories_hidden_names_recursion_and_globs(remote):
     assert names([remote.uri("tree/")]) == ["a.soif", "b.soif"]
     assert names([remote.uri("tree/")], recursive=True) == ["a.soif", "b.soif", "sub/c.soif", "sub/deeper/d.soif"]
     # As glob.glob: "**" any number of directories, "*" no name starting with "." (but "_").
-    assert names([remote.uri("tree/**/*.soif")]) == ["_tmp/e.soif", "a.soif", "b.soif", "sub/c.soif", "sub/deeper/d.soif"]
+    assert names([remote.uri("tree/**/*.soif")]) == [
+        "_tmp/e.soif",
+        "a.soif",
+        "b.soif",
+        "sub/c.soif",
+        "sub/deeper/d.soif",
+    ]
     assert names([remote.uri("tree/*/c.soif")]) == ["sub/c.soif"]
     assert names([remote.uri("tree/.hid/*")]) == [".hid/f.soif"]
     # A directory a pattern matches gives its visible files.
@@ -229,7 +241,9 @@ def test_writer_protocol_on_an_object_store(remote, monkeypatch):
     assert w.dir == remote.name("protocol")
     ok = w.write(batches("http://a/", "http://b/"))
     assert isinstance(ok, SoifCommitMessage) and ok.records == 2
-    assert remote.get(ok.temp.split("/", 1)[1]) == b"@FILE { http://a/\nTitle{9}:\thttp://a/\n}\n@FILE { http://b/\nTitle{9}:\thttp://b/\n}\n"
+    assert remote.get(ok.temp.split("/", 1)[1]) == (
+        b"@FILE { http://a/\nTitle{9}:\thttp://a/\n}\n@FILE { http://b/\nTitle{9}:\thttp://b/\n}\n"
+    )
     with pytest.raises(Exception, match="input broke"):
         w.write(batches("http://c/", "http://d/", fail_after=1))
     assert remote.keys("protocol") == [ok.temp.split("/", 1)[1]]
