@@ -51,6 +51,9 @@ def test_directory_glob_list_and_s3a_equal_convert(spark, convert, archive, remo
         remote.uri("archive/dump-*.soif*"),
         remote.uri("archive/dump-[0-4].soif*"),
         [remote.uri(f"archive/{n}") for n in names],
+        # Local and remote files in one load, in order.
+        [files[0], remote.uri(f"archive/{names[1]}"), "file://" + files[2]]
+        + [remote.uri(f"archive/{n}") for n in names[3:]],
         remote.uri("archive/", scheme="s3a"),  # Hadoop's name of S3, as Spark users write it
     ):
         df = load(spark, given, mode="FAILFAST")
