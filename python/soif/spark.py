@@ -27,14 +27,48 @@ Reading
 ``recursiveFileLookup`` is true; names starting with ``.`` or ``_`` are skipped, as Spark's
 file sources do), a glob (``*``, ``?``, ``[…]``, ``**``; Spark hands it over unexpanded, so
 it is expanded here, and a pattern that matches nothing is an error), or a list of these.
-Paths are local (or a filesystem mounted on every node, such as NFS); ``file:`` URIs are
-accepted, other schemes are refused with an error.
+
+A path is local (or on a filesystem mounted on every node, such as NFS; ``file:`` URIs
+too), or a URI of a remote filesystem that ``pyarrow.fs.FileSystem.from_uri`` resolves:
+``s3://bucket/dumps/`` (``s3a://`` and ``s3n://``, Hadoop's names, are read as
+``s3://``), ``gs://``, ``hdfs://namenode:8020/dumps`` (pyarrow's HDFS needs libhdfs and
+Hadoop's ``CLASSPATH`` on every node), and any other scheme the installed pyarrow knows::
+
+    df = spark.read.format("soif").load("s3://archive/gatherers/")
+    df = spark.read.format("soif").load(["s3://archive/2024/*.soif.gz", "hdfs://nn:8020/old/"])
+    # An S3-compatible store (MinIO, Ceph, a national library's own): its endpoint
+    # in the query string, which pyarrow reads as the filesystem's options.
+    df = spark.read.format("soif").load(
+        "s3://archive/gatherers/?endpoint_override=store.example.org:9000&scheme=http")
+
+Remote directories are listed, and patterns expanded against the listing, through
+``pyarrow.fs`` (the same rules as for local paths: names starting with ``.`` or ``_``
+skipped in directories; in patterns ``*``, ``[…]`` and ``**``, a name starting with ``.``
+matched only by a pattern segment starting with ``.``; ``?`` is no wildcard in a URI,
+since it starts the query string). Errors and the ``_source`` column name a remote file
+by its URI without the query string (``s3://archive/gatherers/dump-1.soif``) nor the
+user name and password a URI may carry.
+
+Each node finds its credentials and settings in its own environment, as ``pyarrow.fs``
+does: for S3, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY`` (``AWS_SESSION_TOKEN``),
+``AWS_DEFAULT_REGION``, ``~/.aws/credentials`` or the instance's role (recent pyarrow
+also reads the endpoint from ``AWS_ENDPOINT_URL``); for GCS, Google's default
+credentials; for HDFS, Hadoop's configuration and Kerberos ticket. The filesystem's
+options from the URI (endpoint, scheme, region…) travel with each partition; secrets
+found in the environment do not: each executor needs its own (its instance role, or
+its environment, e.g. set with ``spark.executorEnv.AWS_ACCESS_KEY_ID`` on YARN and
+Kubernetes).
 
 Partitions are planned on the driver:
 
-- a compressed file (gzip, bzip2, xz, zstd, recognised by its first bytes) is one
+- a file on a remote filesystem is one partition: the boundary pass memory-maps a file,
+  and a remote one would have to be read whole on the driver before any task starts.
+  The task reads it as a stream (in 8 MiB requests; a compressed one is recognised by
+  its first bytes and decompressed by soif), so an archive stored as many files gives
+  Spark as many tasks;
+- a compressed local file (gzip, bzip2, xz, zstd, recognised by its first bytes) is one
   partition: a compressed stream cannot be entered in the middle;
-- a plain file is cut into byte ranges of at most about ``splitSize`` bytes, all of
+- a plain local file is cut into byte ranges of at most about ``splitSize`` bytes, all of
   about the same size (a 170 MB file and the default 128 MiB give two ranges of 85 MB,
   not 128 and 42: the tasks of one stage then end together), by :func:`soif.split`. A value may hold anything, ``@FILE {`` lines and whole fake objects
   included, so a range cannot start at the next line that looks like an object;
@@ -64,7 +98,7 @@ option                      meaning
                             ``--lenient``
 ``maxRecordSize``           the largest object accepted (bytes, or ``64MB``, ``1GiB``…;
                             default 64 MiB), as the CLI's ``--max-record-size``
-``splitSize``               the size of a plain file's byte ranges (default 128 MiB)
+``splitSize``               the size of a plain local file's byte ranges (default 128 MiB)
 ``includeSource``           ``true``: a ``_source`` column ``struct<file, offset>`` (the
                             file and the record's byte offset in it)
 ``recursiveFileLookup``     ``true``: read directories recursively
@@ -78,8 +112,9 @@ bigint, record: bigint>`` in ``PERMISSIVE`` mode, then ``_source`` when asked fo
 
 Writing
 -------
-``df.write.format("soif").mode("append" | "overwrite").save(DIR)`` writes each task's
-rows as one canonical SOIF file (the encoder of the ``soif`` tool), first under a hidden
+``df.write.format("soif").mode("append" | "overwrite").save(DIR)`` (a local directory
+or a remote one, ``s3://bucket/out/``, as for reading) writes each task's rows as one
+canonical SOIF file (the encoder of the ``soif`` tool), first under a hidden
 temporary name (``.soif-<job>-<partition>-<attempt>-<random>.tmp``), renamed to
 ``part-<partition>-<job>.soif`` when the job commits, then a ``_SUCCESS`` marker. A task
 that fails removes its temporary file; a job that aborts removes every temporary file of
@@ -90,6 +125,15 @@ place. The DataFrame needs the layout's columns (``template``, ``url``, ``attrib
 ``action``, ``template_bytes``, ``url_bytes`` when present); other columns, such as the
 corrupt-record column, are not written, and a corrupt-record row (no template, no URL)
 fails the task with an error, since it holds no record.
+
+On an object store (S3, GCS) a rename is a copy of the object and a delete
+(``pyarrow.fs``'s ``move``): the commit takes time in proportion to the data, a reader
+listing the directory during it can see a part file both under its temporary name
+(hidden, so skipped) and its final one, and on S3 each copy is one ``CopyObject``
+request, which AWS limits to 5 GiB (a task's part file must stay below it:
+``repartition`` into more tasks). An existing final name is checked before the copy
+(not atomically with it, as object stores have no rename that refuses to replace; the
+part names carry the job's unique id, so no other job's file can be in the way).
 """
 
 from __future__ import annotations
@@ -119,6 +163,7 @@ except ImportError as _e:
 __all__ = [
     "SoifDataSource",
     "SoifPartition",
+    "RemoteFile",
     "register",
     "expand_paths",
     "plan_partitions",
@@ -226,15 +271,13 @@ class _Options:
 # -- paths ---------------------------------------------------------------------------------
 
 
-def _local(path: str) -> str:
-    """``path`` as a local path: ``file:`` URIs accepted, other schemes refused."""
+def _local(path: str) -> Optional[str]:
+    """``path`` as a local path (``file:`` URIs accepted), or None for a URI of another
+    scheme (a remote filesystem, see :func:`_remote_files`)."""
     m = _SCHEME.match(path)
     if m and len(m.group(1)) > 1:  # not a Windows drive letter
         if m.group(1).lower() != "file":
-            raise ValueError(
-                f"soif: {path}: only local paths (or a filesystem mounted on every node) are read, "
-                f"not {m.group(1)}: URLs"
-            )
+            return None
         rest = path[len(m.group(0)) :]
         if rest.startswith("//"):
             rest = rest[2:]
@@ -259,17 +302,194 @@ def _dir_files(d: str, recursive: bool) -> List[str]:
     return sorted(out)
 
 
-def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[str]:
+@dataclasses.dataclass(frozen=True)
+class RemoteFile:
+    """A file on a remote filesystem (``pyarrow.fs``), as :func:`expand_paths` lists it.
+
+    ``uri`` names it in errors and in the ``_source`` column (the given URI's scheme and
+    authority with the file's path, without the query string, which holds options, nor
+    credentials); ``filesystem`` and ``path`` are what ``pyarrow.fs`` opens it with. The
+    filesystem is pickled to the executors with its options (endpoint, region, scheme…);
+    credentials found in the environment are not: each executor finds its own, as
+    ``pyarrow.fs`` does (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, an instance
+    profile…).
+    """
+
+    uri: str
+    filesystem: Any
+    path: str
+    size: int
+
+    def __str__(self) -> str:
+        return self.uri
+
+
+# Hadoop's names of S3 (what Spark users write): the same store for pyarrow.fs.
+_S3_ALIASES = ("s3a", "s3n")
+
+
+class _Remote:
+    """A URI of a remote filesystem split into what ``pyarrow.fs`` resolves (the part
+    before the first segment holding a glob character) and the glob's segments.
+
+    ``pyarrow.fs.FileSystem.from_uri`` parses a strict URI (``[`` is a syntax error in a
+    path), so a pattern is never handed to it: its fixed leading part is, and the rest is
+    matched against the listing here. In a URI, ``?`` starts the query string (pyarrow's
+    options, e.g. ``?endpoint_override=host:port&scheme=http``), so it is no wildcard
+    there: ``*`` and ``[…]`` are.
+    """
+
+    def __init__(self, given: str) -> None:
+        import urllib.parse
+
+        import pyarrow.fs as pafs
+
+        self.given = given
+        u = urllib.parse.urlsplit(given)
+        scheme = u.scheme.lower()
+        if _GLOB.search(u.netloc):
+            raise ValueError(f"soif: {given}: a pattern in the bucket or host name is not supported")
+        segments = u.path.split("/")
+        first = next((i for i, seg in enumerate(segments) if _GLOB.search(seg)), len(segments))
+        self.pattern = [urllib.parse.unquote(seg) for seg in segments[first:] if seg != ""]
+        base_path = "/".join(segments[:first]) or "/"
+        resolve = "s3" if scheme in _S3_ALIASES else scheme
+        base_uri = urllib.parse.urlunsplit((resolve, u.netloc, base_path, u.query, ""))
+        try:
+            self.fs, base = pafs.FileSystem.from_uri(base_uri)
+        except Exception as e:
+            # pyarrow's message quotes the URI, which may carry a password: named without.
+            shown = self._display_of(given)
+            why = str(e).replace(base_uri, self._display_of(base_uri))
+            raise ValueError(f"soif: {shown}: pyarrow.fs cannot open it: {why}") from None
+        self.base = base.rstrip("/") if base not in ("", "/") else base
+        # How a filesystem path reads as a URI: S3 and GCS paths begin with the bucket
+        # (the URI's authority), HDFS paths with "/" (the authority is the name node).
+        # The authority's user information (which may hold a secret) is left out.
+        host = u.hostname or ""
+        if u.port is not None:
+            host += f":{u.port}"
+        self.prefix = f"{u.scheme}://" + (host if self.base.startswith("/") else "")
+
+    @staticmethod
+    def _display_of(given: str) -> str:
+        import urllib.parse
+
+        u = urllib.parse.urlsplit(given)
+        host = u.hostname or ""
+        if u.port is not None:
+            host += f":{u.port}"
+        return urllib.parse.urlunsplit((u.scheme, host, u.path, "", ""))
+
+    def uri(self, path: str) -> str:
+        return self.prefix + path
+
+    def display(self) -> str:
+        return self._display_of(self.given)
+
+    def files(self, recursive: bool) -> List[RemoteFile]:
+        """The files the URI names: the file, a directory's visible files, a pattern's
+        matches (a directory among them expanded in turn), each list sorted."""
+        import pyarrow.fs as pafs
+
+        if self.pattern:
+            matches = self._glob()
+            if not matches:
+                raise FileNotFoundError(f"soif: no file matches the pattern {self.display()}")
+        else:
+            info = self.fs.get_file_info(self.base)
+            if info.type == pafs.FileType.NotFound:
+                raise FileNotFoundError(f"soif: {self.display()}: no such file or directory")
+            matches = [info]
+        out: List[RemoteFile] = []
+        for info in matches:
+            if info.type == pafs.FileType.Directory:
+                out.extend(self._dir_files(info.path, recursive))
+            else:
+                out.append(self._file(info))
+        return out
+
+    def _file(self, info: Any) -> RemoteFile:
+        return RemoteFile(self.uri(info.path), self.fs, info.path, int(info.size or 0))
+
+    def _listing(self, d: str, recursive: bool) -> List[Any]:
+        import pyarrow.fs as pafs
+
+        return self.fs.get_file_info(pafs.FileSelector(d, recursive=recursive, allow_not_found=True))
+
+    def _dir_files(self, d: str, recursive: bool) -> List[RemoteFile]:
+        """A directory's visible files (sorted), as :func:`_dir_files` for a local one:
+        no name on the way down may start with ``.`` or ``_``."""
+        import pyarrow.fs as pafs
+
+        out = []
+        for info in self._listing(d, recursive):
+            rel = _relative(info.path, d)
+            if info.type == pafs.FileType.File and all(_visible(seg) for seg in rel):
+                out.append(self._file(info))
+        return sorted(out, key=lambda f: f.path)
+
+    def _glob(self) -> List[Any]:
+        """The entries under the base matching the pattern's segments, as ``glob.glob``
+        with ``recursive=True`` matches them: ``fnmatch`` per segment, case-sensitive,
+        ``**`` any number of directories, names starting with ``.`` only matched by a
+        pattern segment that starts with ``.``."""
+        import pyarrow.fs as pafs
+
+        info = self.fs.get_file_info(self.base)
+        if info.type != pafs.FileType.Directory:
+            return []
+        deep = len(self.pattern) > 1 or "**" in self.pattern
+        got = []
+        for info in self._listing(self.base, deep):
+            if _glob_match(self.pattern, _relative(info.path, self.base)):
+                got.append(info)
+        return sorted(got, key=lambda i: i.path)
+
+
+def _relative(path: str, base: str) -> List[str]:
+    rest = path[len(base) :] if path.startswith(base) else path
+    return [seg for seg in rest.split("/") if seg]
+
+
+def _glob_match(pattern: Sequence[str], segments: Sequence[str]) -> bool:
+    import fnmatch
+
+    if not pattern:
+        return not segments
+    head = pattern[0]
+    if head == "**":
+        # Zero directories, or one more (not a hidden one), and "**" again.
+        if _glob_match(pattern[1:], segments):
+            return True
+        return bool(segments) and not segments[0].startswith(".") and _glob_match(pattern, segments[1:])
+    if not segments:
+        return False
+    seg = segments[0]
+    if seg.startswith(".") and not head.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(seg, head) and _glob_match(pattern[1:], segments[1:])
+
+
+def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[Any]:
     """The files to read for the paths given to ``load``, in order: a file as it is, a
     directory's visible files (sorted; recursively with ``recursive``), a glob's matches
     (sorted; a directory among them expanded in turn).
 
+    A local path (or ``file:`` URI) gives a path string; a URI of another scheme
+    (``s3://``, ``s3a://``, ``gs://``, ``hdfs://``, whatever
+    ``pyarrow.fs.FileSystem.from_uri`` resolves) gives :class:`RemoteFile`\\ s, listed
+    through ``pyarrow.fs``.
+
     :raises FileNotFoundError: a path that does not exist, or a glob that matches nothing.
-    :raises ValueError: a URL of a scheme other than ``file:``.
+    :raises ValueError: a URI ``pyarrow.fs`` cannot open (its error is given).
     """
-    files: List[str] = []
+    files: List[Any] = []
     for given in paths:
         p = _local(str(given))
+        if p is None:
+            files.extend(_Remote(str(given)).files(recursive))
+            continue
         if _GLOB.search(p):
             matches = sorted(_glob.glob(p, recursive=True))
             if not matches:
@@ -286,20 +506,57 @@ def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[str]:
     return files
 
 
-def _compressed(path: str) -> bool:
-    with open(path, "rb") as f:
-        head = f.read(6)
+def _compressed(head: bytes) -> bool:
     return any(head.startswith(m) for m in _MAGIC)
 
 
-class SoifPartition(InputPartition):
-    """One task's input: a whole file (``split`` None: a compressed file) or one
-    :class:`soif.Split` of a plain file."""
+def _head(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(6)
 
-    def __init__(self, path: str, split: Optional["soif.Split"]) -> None:
+
+def _open_remote(f: RemoteFile) -> Any:
+    """The bytes of a remote file as a binary file object named by its URI (the name
+    soif's errors and ``_source`` column give), read in 8 MiB requests: no decompression
+    by pyarrow (soif recognises compressed data by its first bytes)."""
+    return _NamedStream(f.filesystem.open_input_stream(f.path, compression=None, buffer_size=_REMOTE_BUFFER), f.uri)
+
+
+#: The size of one read of a remote file (one ranged GET on an object store).
+_REMOTE_BUFFER = 8 << 20
+
+
+class _NamedStream:
+    """A pyarrow input stream with a ``name`` (soif.read names its input by it)."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self._stream = stream
+        self.name = name
+
+    def read(self, n: int = -1) -> bytes:
+        return self._stream.read(None if n is None or n < 0 else n)
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> "_NamedStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class SoifPartition(InputPartition):
+    """One task's input: a whole file (``split`` None: a compressed file, or a remote
+    one) or one :class:`soif.Split` of a plain local file. ``path`` names the file (a
+    local path, or a remote file's URI); ``remote`` is the :class:`RemoteFile` to open,
+    None for a local file."""
+
+    def __init__(self, path: str, split: Optional["soif.Split"], remote: Optional[RemoteFile] = None) -> None:
         super().__init__((path, split))
         self.path = path
         self.split = split
+        self.remote = remote
 
     def __repr__(self) -> str:
         where = "" if self.split is None else f"[{self.split}]"
@@ -307,17 +564,29 @@ class SoifPartition(InputPartition):
 
 
 def plan_partitions(
-    files: Sequence[str],
+    files: Sequence[Any],
     split_size: int = DEFAULT_SPLIT_SIZE,
     lenient: bool = False,
     max_record_size: int = soif.DEFAULT_MAX_RECORD_SIZE,
 ) -> List[SoifPartition]:
-    """The partitions of ``files``, in order: a compressed file whole, a plain file in the
-    byte ranges :func:`soif.split` finds, as many as ``split_size`` asks for and of about
-    equal size (an empty file has none)."""
+    """The partitions of ``files`` (paths or :class:`RemoteFile`\\ s, as
+    :func:`expand_paths` gives them), in order: a compressed file whole, a plain local
+    file in the byte ranges :func:`soif.split` finds, as many as ``split_size`` asks for
+    and of about equal size, a remote file whole (an empty file has none)."""
     parts: List[SoifPartition] = []
-    for path in files:
-        if _compressed(path):
+    for f in files:
+        if isinstance(f, RemoteFile):
+            # The boundary pass memory-maps the file: a remote one would have to be read
+            # whole on the driver before any task starts. One task per remote file.
+            if f.size > 0:
+                parts.append(SoifPartition(f.uri, None, f))
+            continue
+        local = _local(str(f))
+        if local is None:  # a URI not expanded by expand_paths
+            parts.extend(plan_partitions(_Remote(str(f)).files(False), split_size, lenient, max_record_size))
+            continue
+        path = local
+        if _compressed(_head(path)):
             parts.append(SoifPartition(path, None))
             continue
         # Equal ranges rather than ranges of `split_size` and a remainder: the stage
@@ -444,10 +713,18 @@ class SoifReader(DataSourceReader):
         )
         if partition.split is not None:
             kw["range"] = partition.split
-        with soif.read(partition.path, **kw) as reader:
-            for batch in reader:
-                if batch.num_rows:
-                    yield batch.rename_columns(target.names).cast(target)
+        if partition.remote is not None:
+            with _open_remote(partition.remote) as f, soif.read(f, **kw) as reader:
+                yield from _cast(reader, target)
+        else:
+            with soif.read(partition.path, **kw) as reader:
+                yield from _cast(reader, target)
+
+
+def _cast(reader: Any, target: Any) -> Iterator[Any]:
+    for batch in reader:
+        if batch.num_rows:
+            yield batch.rename_columns(target.names).cast(target)
 
 
 # -- the writer ----------------------------------------------------------------------------
@@ -495,26 +772,27 @@ def _layout_batches(iterator: Iterator[Any]) -> Iterator[Any]:
 
 class SoifWriter(DataSourceArrowWriter):
     """Writes each task's rows as one SOIF part file, committed by rename (see the module's
-    documentation)."""
+    documentation). ``dir`` names the output directory (a local path, or a URI without
+    its query string)."""
 
     def __init__(self, options: Dict[str, str], schema: Any, overwrite: bool) -> None:
         paths = _paths_option(options)
         if len(paths) != 1:
             raise ValueError(f"soif: write to one directory, not {paths}")
-        self.dir = os.path.abspath(_local(paths[0]))
-        if os.path.exists(self.dir) and not os.path.isdir(self.dir):
-            raise ValueError(f"soif: {self.dir} exists and is not a directory")
+        local = _local(paths[0])
+        self._out: Any = _LocalDir(os.path.abspath(local)) if local is not None else _RemoteDir(paths[0])
+        self.dir = self._out.name
         self.overwrite = overwrite
         self.job = uuid.uuid4().hex
-        os.makedirs(self.dir, exist_ok=True)
+        self._out.prepare()
 
     def _temp(self, partition: int, attempt: int) -> str:
         # The random part keeps two attempts apart even where Spark numbers them alike.
         tag = uuid.uuid4().hex[:8]
-        return os.path.join(self.dir, f".soif-{self.job}-{partition:05d}-{attempt}-{tag}.tmp")
+        return self._out.join(f".soif-{self.job}-{partition:05d}-{attempt}-{tag}.tmp")
 
     def _final(self, partition: int) -> str:
-        return os.path.join(self.dir, f"part-{partition:05d}-{self.job}.soif")
+        return self._out.join(f"part-{partition:05d}-{self.job}.soif")
 
     def write(self, iterator: Iterator[Any]) -> SoifCommitMessage:  # type: ignore[override]
         import pyarrow as pa
@@ -527,7 +805,7 @@ class SoifWriter(DataSourceArrowWriter):
         first = next(batches, None)
         if first is None:
             return SoifCommitMessage(partition, None, 0)  # an empty task writes no file
-        os.makedirs(self.dir, exist_ok=True)
+        self._out.prepare()
         temp = self._temp(partition, attempt)
 
         def rest() -> Iterator[Any]:
@@ -536,16 +814,18 @@ class SoifWriter(DataSourceArrowWriter):
                 yield b.cast(first.schema) if not b.schema.equals(first.schema) else b
 
         try:
-            n = soif.write(pa.RecordBatchReader.from_batches(first.schema, rest()), temp)
+            n = self._out.write(temp, pa.RecordBatchReader.from_batches(first.schema, rest()))
         except BaseException:
-            _remove(temp)
+            self._out.remove(temp)
             raise
         return SoifCommitMessage(partition, temp, n)
 
     def _sweep(self) -> None:
         """Removes every temporary file of this job (failed and lost attempts included)."""
-        for p in _glob.glob(os.path.join(_glob.escape(self.dir), f".soif-{self.job}-*.tmp")):
-            _remove(p)
+        mine = f".soif-{self.job}-"
+        for name, _ in self._out.list():
+            if name.startswith(mine) and name.endswith(".tmp"):
+                self._out.remove(self._out.join(name))
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:  # type: ignore[override]
         written = set()
@@ -553,44 +833,136 @@ class SoifWriter(DataSourceArrowWriter):
             if not isinstance(m, SoifCommitMessage) or m.temp is None:
                 continue
             final = self._final(m.partition)
-            _rename_new(m.temp, final)
+            self._out.rename_new(m.temp, final)
             written.add(final)
         self._sweep()
         if self.overwrite:
-            for name in os.listdir(self.dir):
-                p = os.path.join(self.dir, name)
-                if p in written or name.startswith(".soif-") or not os.path.isfile(p):
+            for name, is_file in self._out.list():
+                p = self._out.join(name)
+                if p in written or name.startswith(".soif-") or not is_file:
                     continue
                 if _visible(name) or name == "_SUCCESS":
-                    _remove(p)
-        with open(os.path.join(self.dir, "_SUCCESS"), "wb"):
-            pass
+                    self._out.remove(p)
+        self._out.touch(self._out.join("_SUCCESS"))
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:  # type: ignore[override]
         for m in messages:
             if isinstance(m, SoifCommitMessage) and m.temp is not None:
-                _remove(m.temp)
+                self._out.remove(m.temp)
         self._sweep()
 
 
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
+def _exists_error(dst: str) -> FileExistsError:
+    return FileExistsError(f"soif: {dst} exists: an earlier job's file is never replaced")
 
 
-def _rename_new(src: str, dst: str) -> None:
-    """Renames ``src`` to ``dst``, refusing to replace an existing ``dst`` (a hard link
-    fails on an existing name; where links are not supported, a checked rename)."""
-    try:
-        os.link(src, dst)
-    except FileExistsError:
-        raise FileExistsError(f"soif: {dst} exists: an earlier job's file is never replaced") from None
-    except OSError:
-        if os.path.exists(dst):
-            raise FileExistsError(f"soif: {dst} exists: an earlier job's file is never replaced") from None
-        os.rename(src, dst)
-        return
-    os.remove(src)
+class _LocalDir:
+    """The writer's output directory on a local (or mounted) filesystem."""
 
+    def __init__(self, path: str) -> None:
+        self.name = path
+
+    def prepare(self) -> None:
+        if os.path.exists(self.name) and not os.path.isdir(self.name):
+            raise ValueError(f"soif: {self.name} exists and is not a directory")
+        os.makedirs(self.name, exist_ok=True)
+
+    def join(self, name: str) -> str:
+        return os.path.join(self.name, name)
+
+    def write(self, path: str, stream: Any) -> int:
+        return soif.write(stream, path)
+
+    def list(self) -> List[Any]:
+        return [(n, os.path.isfile(os.path.join(self.name, n))) for n in sorted(os.listdir(self.name))]
+
+    def remove(self, path: str) -> None:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+
+    def touch(self, path: str) -> None:
+        with open(path, "wb"):
+            pass
+
+    def rename_new(self, src: str, dst: str) -> None:
+        """Renames ``src`` to ``dst``, refusing to replace an existing ``dst`` (a hard
+        link fails on an existing name; where links are not supported, a checked rename)."""
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise _exists_error(dst) from None
+        except OSError:
+            if os.path.exists(dst):
+                raise _exists_error(dst) from None
+            os.rename(src, dst)
+            return
+        os.remove(src)
+
+
+class _RemoteDir:
+    """The writer's output directory on a remote filesystem (``pyarrow.fs``). Paths are
+    the filesystem's (``bucket/dir/name`` on S3); the filesystem is pickled to the
+    executors with its options, and each finds its credentials in its environment."""
+
+    def __init__(self, given: str) -> None:
+        r = _Remote(given)
+        if r.pattern:
+            raise ValueError(f"soif: write to a directory, not a pattern: {r.display()}")
+        self.fs = r.fs
+        self.base = r.base
+        self.name = r.uri(r.base)
+
+    def prepare(self) -> None:
+        import pyarrow.fs as pafs
+
+        info = self.fs.get_file_info(self.base)
+        if info.type == pafs.FileType.File:
+            raise ValueError(f"soif: {self.name} exists and is not a directory")
+        if info.type == pafs.FileType.NotFound:
+            self.fs.create_dir(self.base, recursive=True)
+
+    def join(self, name: str) -> str:
+        return self.base.rstrip("/") + "/" + name
+
+    def write(self, path: str, stream: Any) -> int:
+        out = self.fs.open_output_stream(path, compression=None)
+        try:
+            n = soif.write(stream, out)
+        finally:
+            # Closing completes the upload (an object store writes the object only
+            # now); after a failure the caller removes what was written.
+            out.close()
+        return n
+
+    def list(self) -> List[Any]:
+        import pyarrow.fs as pafs
+
+        sel = pafs.FileSelector(self.base, recursive=False, allow_not_found=True)
+        got = []
+        for info in self.fs.get_file_info(sel):
+            name = _relative(info.path, self.base)
+            if len(name) == 1:
+                got.append((name[0], info.type == pafs.FileType.File))
+        return sorted(got)
+
+    def remove(self, path: str) -> None:
+        import pyarrow.fs as pafs
+
+        if self.fs.get_file_info(path).type == pafs.FileType.File:
+            self.fs.delete_file(path)
+
+    def touch(self, path: str) -> None:
+        self.fs.open_output_stream(path, compression=None).close()
+
+    def rename_new(self, src: str, dst: str) -> None:
+        """Moves ``src`` to ``dst``, refusing to replace an existing ``dst``. On an object
+        store a move is a copy and a delete, and the check before it is not atomic with
+        it: the part names carry the job's unique id, so only another writer of the
+        same job could race it, and there is none."""
+        import pyarrow.fs as pafs
+
+        if self.fs.get_file_info(dst).type != pafs.FileType.NotFound:
+            raise _exists_error(self.name + dst[len(self.base) :])
+        self.fs.move(src, dst)

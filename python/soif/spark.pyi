@@ -1,6 +1,8 @@
 """Type stubs of soif.spark, the soif data source for PySpark 4 (see spark.py)."""
 
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import pyarrow.fs
 
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import (
@@ -19,15 +21,26 @@ CORRUPT_RECORD: str
 SOURCE: str
 
 def register(spark: SparkSession) -> None: ...
-def expand_paths(paths: Sequence[str], recursive: bool = ...) -> List[str]: ...
+class RemoteFile:
+    """A file on a remote filesystem (pyarrow.fs): its URI (no query string, no
+    credentials), the filesystem and the path in it, and its size."""
+
+    uri: str
+    filesystem: pyarrow.fs.FileSystem
+    path: str
+    size: int
+    def __init__(self, uri: str, filesystem: pyarrow.fs.FileSystem, path: str, size: int) -> None: ...
+
+def expand_paths(paths: Sequence[str], recursive: bool = ...) -> List[Union[str, RemoteFile]]: ...
 
 class SoifPartition(InputPartition):
     path: str
     split: Optional[soif.Split]
-    def __init__(self, path: str, split: Optional[soif.Split]) -> None: ...
+    remote: Optional[RemoteFile]
+    def __init__(self, path: str, split: Optional[soif.Split], remote: Optional[RemoteFile] = ...) -> None: ...
 
 def plan_partitions(
-    files: Sequence[str],
+    files: Sequence[Union[str, RemoteFile]],
     split_size: int = ...,
     lenient: bool = ...,
     max_record_size: int = ...,

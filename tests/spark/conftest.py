@@ -4,6 +4,12 @@ One ``local[2]`` session serves every test (Spark takes tens of seconds to start
 loaded machine). The suite drives the ``soif`` CLI built by the Rust tests (``SOIF_BIN``,
 else ``target/debug/soif``) for reference outputs (``soif convert --to parquet``) and
 ``soif-gen`` beside it for generated archives.
+
+Remote filesystems are tested against a local S3-compatible server (moto's, on
+127.0.0.1 at a port chosen at run time), reached with ``s3://`` URIs whose query string
+names the endpoint (``?endpoint_override=127.0.0.1:PORT&scheme=http``). The credentials
+come from the environment, as on a cluster: the ``spark`` fixture sets ``AWS_*`` before
+the session starts, so that the JVM, and the Python workers it forks, inherit them.
 """
 
 import gzip
@@ -43,9 +49,20 @@ def soif_bin():
     return _exe("soif")
 
 
+#: The S3 test server's credentials (it accepts any; the point is that the executors find
+#: them in their environment, as pyarrow.fs does on a cluster).
+S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "soif-test-key",
+    "AWS_SECRET_ACCESS_KEY": "soif-test-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
 @pytest.fixture(scope="session")
 def spark():
     """A local[2] session with the soif data source registered."""
+    os.environ.update(S3_ENV)  # before the JVM starts: its Python workers inherit it
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -146,6 +163,68 @@ def adversarial(tmp_path_factory):
     return p
 
 
+class S3:
+    """A bucket on the test's S3 server: ``uri(key)`` is the ``s3://`` URI of a key (with
+    the endpoint in its query string), ``fs`` a pyarrow filesystem on the server."""
+
+    bucket = "soif-test"
+
+    def __init__(self, port):
+        import pyarrow.fs as pafs
+
+        self.port = port
+        self.query = f"endpoint_override=127.0.0.1:{port}&scheme=http"
+        self.fs = pafs.S3FileSystem(
+            access_key=S3_ENV["AWS_ACCESS_KEY_ID"],
+            secret_key=S3_ENV["AWS_SECRET_ACCESS_KEY"],
+            region=S3_ENV["AWS_DEFAULT_REGION"],
+            endpoint_override=f"127.0.0.1:{port}",
+            scheme="http",
+            allow_bucket_creation=True,
+        )
+        self.fs.create_dir(self.bucket)
+
+    def uri(self, key="", scheme="s3"):
+        return f"{scheme}://{self.bucket}/{key}?{self.query}"
+
+    def name(self, key=""):
+        """The URI soif names the key by (no query string)."""
+        return f"s3://{self.bucket}/{key}"
+
+    def put(self, key, data):
+        with self.fs.open_output_stream(f"{self.bucket}/{key}", compression=None) as f:
+            f.write(data)
+
+    def get(self, key):
+        with self.fs.open_input_stream(f"{self.bucket}/{key}", compression=None) as f:
+            return f.read()
+
+    def keys(self, prefix):
+        import pyarrow.fs as pafs
+
+        sel = pafs.FileSelector(f"{self.bucket}/{prefix}", recursive=True, allow_not_found=True)
+        got = self.fs.get_file_info(sel)
+        return sorted(i.path[len(self.bucket) + 1 :] for i in got if i.type == pafs.FileType.File)
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """A local S3-compatible server (moto) on 127.0.0.1 at a run-time port, with a
+    bucket; stopped at the end of the session."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        _, port = server.get_host_and_port()
+        yield S3(port)
+    finally:
+        server.stop()
+
+
 LAYOUT = soif.schema().remove_metadata()
 
 
@@ -161,3 +240,10 @@ def spark_rows(df, corrupt="_corrupt_record"):
     if corrupt in t.column_names:
         t = t.filter(t.column(corrupt).is_null())
     return layout_rows(t)
+
+
+def canonical(soif_bin, *paths):
+    """``soif convert PATHS --to soif``: the canonical SOIF of the inputs."""
+    out = subprocess.run([soif_bin, "convert", *map(str, paths), "--to", "soif", "-q"], capture_output=True)
+    assert out.returncode == 0, out.stderr.decode()
+    return out.stdout

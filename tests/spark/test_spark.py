@@ -5,12 +5,11 @@ append, overwrite and abort."""
 import glob
 import gzip
 import os
-import subprocess
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import FIXTURES, LAYOUT, layout_rows, spark_rows
+from conftest import FIXTURES, LAYOUT, canonical, layout_rows, spark_rows
 
 import soif
 import soif.spark
@@ -169,7 +168,7 @@ def test_bad_options_and_paths_are_clear_errors(spark, tmp_path):
         (dict(splitSize="big"), str(FIXTURES / "rfc2655"), "expected a size in bytes"),
         ({}, str(tmp_path / "nothing-*.soif"), "no file matches the pattern"),
         ({}, str(tmp_path / "missing.soif"), "no such file or directory"),
-        ({}, "hdfs://namenode/data", "only local paths"),
+        ({}, "nosuchfs://host/data", "pyarrow.fs cannot open it"),
     ]
     for opts, path, text in cases:
         with pytest.raises(PySparkException, match=text):
@@ -221,12 +220,6 @@ def test_spark_sql(spark, archive):
     assert [(r.url, r.title) for r in got] == want
     counts = spark.sql("SELECT template, count(*) AS n FROM soif_archive GROUP BY template").collect()
     assert sum(r.n for r in counts) == sum(1 for _ in soif.records(files))
-
-
-def canonical(soif_bin, *paths):
-    out = subprocess.run([soif_bin, "convert", *map(str, paths), "--to", "soif", "-q"], capture_output=True)
-    assert out.returncode == 0, out.stderr.decode()
-    return out.stdout
 
 
 def part_files(d):
