@@ -7,6 +7,22 @@
 //! threads, which build the batches while it decodes the next chunk; the batches are
 //! taken back in input order. At most [`IN_FLIGHT`] chunks are out at a time, so memory
 //! stays bounded (a few batches), whatever the input's size.
+//!
+//! A chunk is one of two kinds ([`Chunk`]). Objects of an input held whole (a mapped
+//! file, a `bytes` object) are ranges of it ([`Placed`]), built by `soif_arrow::Spans`
+//! (the fast path); everything else is rows ([`Row`]: records of a stream, and the bad
+//! records of `on_error="column"`), built by [`BatchBuilder`]. The extra columns do not
+//! leave the fast path: for a chunk of objects in place `_corrupt_record` is one null
+//! struct of the chunk's length (they are all good records) and `_source` comes from
+//! each object's input and offset, kept beside the ranges; a bad record met in place
+//! ends the chunk and starts one of rows. So with Spark's PERMISSIVE mode, where bad
+//! records are rare, nearly every batch is built the fast way, and the rows, in order,
+//! are those of the record path (only the batches' boundaries move):
+//!
+//! ```text
+//! good good good BAD BAD good good    (objects of a mapped file, on_error="column")
+//! [Spans: 3 rows][Rows: 2][Spans: 2]  (three batches; read as a stream: one batch)
+//! ```
 
 use crate::core::{Chunk, Core, Corrupt, Failure, Placed, Row};
 use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};

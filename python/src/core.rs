@@ -6,6 +6,12 @@
 //! the caller's thread until the batch is full. Memory is one batch plus what the decoder
 //! holds (one record and its read buffer), whatever the input's size. The loop is plain
 //! Rust (no Python objects), so the module runs it with the GIL released.
+//!
+//! For `soif.read`, [`Core::fill_chunk`] gathers a batch's worth: objects of an input held
+//! whole stay ranges of it ([`Placed`], the fast path, also with the `_corrupt_record`
+//! and `_source` columns), other inputs' records and (`on_error="column"`) bad records
+//! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
+//! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
