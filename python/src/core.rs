@@ -432,10 +432,11 @@ impl Core {
 
     /// The loop of [`fill`](Self::fill) and [`fill_chunk`](Self::fill_chunk): calls
     /// `step` (one item: its bytes, `None` at the end) until `max` items (at least one)
-    /// or `max_bytes` bytes, counting `taken` items of `taken_bytes` already in the
-    /// chunk (carried over from the last call); the number of items. A failure after some items is kept in
-    /// `pending` for the next call, so that what came before it is handed out first;
-    /// once it is handed out, the reader is done and gives nothing more.
+    /// or `max_bytes` bytes, counting the `taken` items of `taken_bytes` already in the
+    /// chunk (carried over from the last call); the number of items. A failure after
+    /// some items is kept in `pending` for the next call, so that what came before it is
+    /// handed out first; once it is handed out, the reader is done and gives nothing
+    /// more.
     fn fill_with(
         &mut self,
         max: usize,
