@@ -7,8 +7,24 @@
 //! threads, which build the batches while it decodes the next chunk; the batches are
 //! taken back in input order. At most [`IN_FLIGHT`] chunks are out at a time, so memory
 //! stays bounded (a few batches), whatever the input's size.
+//!
+//! A chunk is one of two kinds ([`Chunk`]). Objects of an input held whole (a mapped
+//! file, a `bytes` object) are ranges of it ([`Placed`]), built by `soif_arrow::Spans`
+//! (the fast path); everything else is rows ([`Row`]: records of a stream, and the bad
+//! records of `on_error="column"`), built by [`BatchBuilder`]. The extra columns do not
+//! leave the fast path: for a chunk of objects in place `_corrupt_record` is one null
+//! struct of the chunk's length (they are all good records) and `_source` comes from
+//! each object's input and offset, kept beside the ranges; a bad record met in place
+//! ends the chunk and starts one of rows. So with Spark's PERMISSIVE mode, where bad
+//! records are rare, nearly every batch is built the fast way, and the rows, in order,
+//! are those of the record path (only the batches' boundaries move):
+//!
+//! ```text
+//! good good good BAD BAD good good    (objects of a mapped file, on_error="column")
+//! [Spans: 3 rows][Rows: 2][Spans: 2]  (three batches; read as a stream: one batch)
+//! ```
 
-use crate::core::{Chunk, Core, Corrupt, Failure, Row};
+use crate::core::{Chunk, Core, Corrupt, Failure, Placed, Row};
 use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_buffer::NullBufferBuilder;
@@ -107,13 +123,53 @@ impl Worker {
     }
 }
 
-/// The batch of a chunk: objects in place go the fast way (`soif_arrow::Spans`; only
-/// without extra columns, see [`Batches::chunk`]).
+/// The batch of a chunk: objects in place go the fast way (`soif_arrow::Spans`).
 fn build(chunk: &Chunk, extras: Extras) -> RecordBatch {
     match chunk {
         Chunk::Rows(rows) => build_rows(rows, extras),
-        Chunk::Spans(spans) => spans.build(),
+        Chunk::Spans(placed) => build_placed(placed, extras),
     }
+}
+
+/// The batch of objects decoded in place: the layout's columns from their ranges, then
+/// the extra columns. Every object is a good record, so `_corrupt_record` is all null
+/// (one null struct, no per-row work); `_source` is their inputs and offsets.
+fn build_placed(placed: &Placed, extras: Extras) -> RecordBatch {
+    let layout = placed.spans.build();
+    if extras == Extras::default() {
+        return layout;
+    }
+    let n = layout.num_rows();
+    let mut columns = layout.columns().to_vec();
+    if extras.corrupt {
+        columns.push(Arc::new(StructArray::new_null(corrupt_fields(), n)));
+    }
+    if extras.source {
+        let mut file = StringBuilder::new();
+        let mut offset = Int64Builder::with_capacity(n);
+        // Kept when `_source` is asked for (see `Batches::chunk`); were it not, nulls
+        // of the right length keep the batch well formed.
+        match &placed.sources {
+            Some(sources) => {
+                for (input, at) in sources {
+                    file.append_option(input.as_deref());
+                    offset.append_value(to_i64(*at));
+                }
+            }
+            None => {
+                file.append_nulls(n);
+                offset.append_nulls(n);
+            }
+        }
+        columns.push(Arc::new(StructArray::new(
+            source_fields(),
+            vec![Arc::new(file.finish()), Arc::new(offset.finish())],
+            None,
+        )));
+    }
+    // Built to the schema, so this cannot fail (as in `build_rows`).
+    RecordBatch::try_new(extras.schema(), columns)
+        .unwrap_or_else(|e| panic!("soif builds its batches to its own schema: {e}"))
 }
 
 /// A batch of `chunk`, its buffers sized up front (growing them would copy each value
@@ -306,16 +362,13 @@ impl Batches {
     /// Up to `batch_size` records (fewer at the end or at [`BATCH_BYTES`]); `None` at the
     /// end or on a failure (then kept in `deferred`).
     fn chunk(&mut self) -> Option<Chunk> {
-        // The fast path builds the layout's columns only: with extra columns every
-        // chunk is rows.
-        let in_place = self.extras == Extras::default();
         // The first chunks are small (1, 2, 4 MB, then BATCH_BYTES): the workers start
         // on the first sooner, and the consumer has its first batch sooner.
         let bytes = BATCH_BYTES.min(FIRST_CHUNK_BYTES << self.cut.min(8));
         self.cut += 1;
         match self
             .core
-            .fill_chunk(self.batch_size, bytes, in_place, row_size)
+            .fill_chunk(self.batch_size, bytes, self.extras.source, row_size)
         {
             Ok(Some(chunk)) => Some(chunk),
             Ok(None) => {

@@ -6,12 +6,18 @@
 //! the caller's thread until the batch is full. Memory is one batch plus what the decoder
 //! holds (one record and its read buffer), whatever the input's size. The loop is plain
 //! Rust (no Python objects), so the module runs it with the GIL released.
+//!
+//! For `soif.read`, [`Core::fill_chunk`] gathers a batch's worth: objects of an input held
+//! whole stay ranges of it ([`Placed`], the fast path, also with the `_corrupt_record`
+//! and `_source` columns), other inputs' records and (`on_error="column"`) bad records
+//! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
+//! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use soif_arrow::Spans;
 use soif_codecs::soif::split::decode_range;
-use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, SoifDecoder};
+use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, ObjectSpans, SoifDecoder};
 use soif_codecs::Record;
 use soif_pipeline::source::{InputData, Rejection, Source};
 use soif_pipeline::Error;
@@ -160,6 +166,10 @@ pub struct Core {
     counts: Arc<Counts>,
     /// A failure met while a batch was being filled: the batch is handed out first.
     pending: Option<Failure>,
+    /// The start of the next chunk: an item [`chunk_step`](Self::chunk_step) read but
+    /// could not add to the chunk it was filling (a bad record after good objects in
+    /// place, or the other way round).
+    carry: Option<Chunk>,
     done: bool,
     /// A failure was handed out: the read is over.
     failed: bool,
@@ -196,6 +206,7 @@ impl Core {
             quarantine,
             counts,
             pending: None,
+            carry: None,
             done: false,
             failed: false,
         })
@@ -349,17 +360,23 @@ impl Core {
                     return Ok(Some(Row::Record(record)));
                 }
                 Err(corrupt) if self.policy == Policy::Column => {
-                    bump(&self.counts.rejected);
-                    if let Ok(mut errors) = self.counts.errors.lock() {
-                        if errors.len() < MAX_ERRORS {
-                            errors.push(corrupt.rejection.clone());
-                        }
-                    }
-                    return Ok(Some(Row::Corrupt(corrupt)));
+                    return Ok(Some(self.corrupt_row(corrupt)));
                 }
                 Err(corrupt) => self.reject(corrupt.rejection)?,
             }
         }
+    }
+
+    /// A bad record as a row (`on_error="column"`), counted as rejected (and in
+    /// `records_in` already) and kept for `Reader.errors`.
+    fn corrupt_row(&mut self, corrupt: Box<Corrupt>) -> Row {
+        bump(&self.counts.rejected);
+        if let Ok(mut errors) = self.counts.errors.lock() {
+            if errors.len() < MAX_ERRORS {
+                errors.push(corrupt.rejection.clone());
+            }
+        }
+        Row::Corrupt(corrupt)
     }
 
     /// Keeps the failure that ended the read for `Reader.error`.
@@ -403,7 +420,7 @@ impl Core {
         max_bytes: usize,
         mut take: impl FnMut(Row) -> usize,
     ) -> Result<usize, Failure> {
-        self.fill_with(max, max_bytes, |s| {
+        self.fill_with(max, max_bytes, (0, 0), |s| {
             Ok(s.next_record()?.map(|row| {
                 if matches!(row, Row::Record(_)) {
                     bump(&s.counts.records_out);
@@ -415,13 +432,16 @@ impl Core {
 
     /// The loop of [`fill`](Self::fill) and [`fill_chunk`](Self::fill_chunk): calls
     /// `step` (one item: its bytes, `None` at the end) until `max` items (at least one)
-    /// or `max_bytes` bytes; the number of items. A failure after some items is kept in
-    /// `pending` for the next call, so that what came before it is handed out first;
-    /// once it is handed out, the reader is done and gives nothing more.
+    /// or `max_bytes` bytes, counting the `taken` items of `taken_bytes` already in the
+    /// chunk (carried over from the last call); the number of items. A failure after
+    /// some items is kept in `pending` for the next call, so that what came before it is
+    /// handed out first; once it is handed out, the reader is done and gives nothing
+    /// more.
     fn fill_with(
         &mut self,
         max: usize,
         max_bytes: usize,
+        (taken, taken_bytes): (usize, usize),
         mut step: impl FnMut(&mut Self) -> Result<Option<usize>, Failure>,
     ) -> Result<usize, Failure> {
         if let Some(f) = self.pending.take() {
@@ -431,7 +451,7 @@ impl Core {
         if self.failed {
             return Ok(0);
         }
-        let (mut n, mut bytes) = (0usize, 0usize);
+        let (mut n, mut bytes) = (taken, taken_bytes);
         while n < max.max(1) && bytes < max_bytes {
             match step(self) {
                 Ok(Some(b)) => {
@@ -454,22 +474,31 @@ impl Core {
 
     /// Like [`fill`](Self::fill), but objects of an input held whole (a mapped file, a
     /// `bytes` object) are not made into records: they are gathered in place as ranges
-    /// of the input ([`Spans`]), and the batch is built from those (the fast path of
-    /// `soif_arrow::spans`). A chunk holds one kind, so it also ends where a mapped file
-    /// and an input read as a stream (compressed, a URL) follow each other. `None` at
-    /// the end. With `in_place` false (the extra columns of `on_error="column"` and
-    /// `source_column`, which the fast path does not build), every chunk is rows.
+    /// of the input ([`Placed`]), and the batch is built from those (the fast path of
+    /// `soif_arrow::spans`). A chunk holds one kind, so it ends where a mapped file and
+    /// an input read as a stream (compressed, a URL) follow each other, and, under
+    /// [`Policy::Column`], where a bad record follows good objects or a good object bad
+    /// records: the bad records are rows ([`Row::Corrupt`]) of a chunk of their own, in
+    /// their place in the sequence, so the rows and their values are those of the record
+    /// path and only the batches' boundaries differ. `sources`: keep each object's input
+    /// and offset for the `_source` column. `None` at the end.
     pub fn fill_chunk(
         &mut self,
         max: usize,
         max_bytes: usize,
-        in_place: bool,
+        sources: bool,
         size: impl Fn(&Row) -> usize,
     ) -> Result<Option<Chunk>, Failure> {
-        // Once the reader has failed, nothing is added and the chunk stays `None`.
-        let mut chunk: Option<Chunk> = None;
-        self.fill_with(max, max_bytes, |s| {
-            Ok(s.chunk_step(&mut chunk, in_place)?.map(|b| {
+        // What the last call read but could not add (the other kind): the start of this
+        // chunk. Once the reader has failed, there is none, and the chunk stays `None`.
+        let mut chunk: Option<Chunk> = self.carry.take();
+        let carried = match &chunk {
+            Some(Chunk::Rows(rows)) => (rows.len(), rows.iter().map(&size).sum()),
+            Some(Chunk::Spans(placed)) => (placed.spans.len(), placed.spans.object_bytes()),
+            None => (0, 0),
+        };
+        self.fill_with(max, max_bytes, carried, |s| {
+            Ok(s.chunk_step(&mut chunk, sources)?.map(|b| {
                 b.unwrap_or_else(|| match &chunk {
                     Some(Chunk::Rows(r)) => r.last().map_or(0, &size),
                     _ => 0,
@@ -479,32 +508,27 @@ impl Core {
         Ok(chunk)
     }
 
-    /// Adds the next good record or object to `chunk`: `Some(Some(bytes))` for an object
-    /// in place, `Some(None)` for a record; `None` at the end, or where the chunk must
-    /// end because the next input is of the other kind.
+    /// Adds the next good record or object (or, under [`Policy::Column`], bad record) to
+    /// `chunk`: `Some(Some(bytes))` for an object in place, `Some(None)` for a row; `None`
+    /// at the end, or where the chunk must end because the next item is of the other
+    /// kind (an input read as a stream is not looked at yet; an item already read is
+    /// kept in `carry` for the next chunk).
     fn chunk_step(
         &mut self,
         chunk: &mut Option<Chunk>,
-        in_place: bool,
+        sources: bool,
     ) -> Result<Option<Option<usize>>, Failure> {
         loop {
             if self.feed.is_none() && !self.open_next()? {
                 // The end: what is left to do there (the quarantine's flush).
                 return self.next_record_into(chunk);
             }
-            let held = match self.feed.as_mut() {
-                Some(Feed::Held { items, consumed }) if in_place => Some((items, consumed)),
-                _ => None,
-            };
-            let Some((items, consumed)) = held else {
+            let Some(Feed::Held { items, consumed }) = self.feed.as_mut() else {
                 if matches!(chunk, Some(Chunk::Spans(_))) {
                     return Ok(None);
                 }
                 return self.next_record_into(chunk);
             };
-            if matches!(chunk, Some(Chunk::Rows(_))) {
-                return Ok(None);
-            }
             match items.next_in_place() {
                 None => {
                     consumed(items.offset());
@@ -520,25 +544,44 @@ impl Core {
                     if !object.repairs().is_empty() {
                         bump(&self.counts.repaired);
                     }
-                    match chunk {
-                        Some(Chunk::Spans(spans)) => spans.push(&object),
-                        _ => {
-                            let mut spans = Spans::new();
-                            spans.push(&object);
-                            *chunk = Some(Chunk::Spans(spans));
-                        }
-                    }
                     let len = object.bytes().len();
                     let offset = (object.offset() + len) as u64;
+                    let ended = match chunk {
+                        Some(Chunk::Spans(placed)) => {
+                            placed.push(&object);
+                            false
+                        }
+                        Some(Chunk::Rows(_)) => {
+                            self.carry = Some(Chunk::Spans(Placed::new(&object, sources)));
+                            true
+                        }
+                        None => {
+                            *chunk = Some(Chunk::Spans(Placed::new(&object, sources)));
+                            false
+                        }
+                    };
                     // The batch is built later, on a worker thread, from the mapped
                     // pages: the source may let go of pages only well behind them.
                     consumed(offset.saturating_sub(IN_PLACE_LAG));
-                    return Ok(Some(Some(len)));
+                    return Ok((!ended).then_some(Some(len)));
                 }
                 Some(Err(e)) => {
                     consumed(items.offset().saturating_sub(IN_PLACE_LAG));
                     bump(&self.counts.records_in);
-                    self.reject(Rejection::from(e))?;
+                    if self.policy != Policy::Column {
+                        self.reject(Rejection::from(e))?;
+                        continue;
+                    }
+                    let row = self.corrupt_row(Box::new(Corrupt::from(e)));
+                    match chunk {
+                        Some(Chunk::Rows(rows)) => rows.push(row),
+                        Some(Chunk::Spans(_)) => {
+                            self.carry = Some(Chunk::Rows(vec![row]));
+                            return Ok(None);
+                        }
+                        None => *chunk = Some(Chunk::Rows(vec![row])),
+                    }
+                    return Ok(Some(None));
                 }
             }
         }
@@ -565,10 +608,40 @@ impl Core {
 }
 
 /// What one batch is built from: rows (records, and bad records under
-/// `on_error="column"`), or objects decoded in place from one input held whole.
+/// `on_error="column"`), or objects decoded in place from inputs held whole.
 pub enum Chunk {
     Rows(Vec<Row>),
-    Spans(Spans),
+    Spans(Placed),
+}
+
+/// Objects decoded in place for one batch: their ranges ([`Spans`], the layout's
+/// columns), and, for the `_source` column, each one's input and byte offset (kept here
+/// rather than in `soif_arrow`, which builds the layout only).
+pub struct Placed {
+    pub spans: Spans,
+    /// The input's name and the offset of the object's `@` (in the whole input, also
+    /// for a `range=` read), one per object; `None` when `_source` was not asked for.
+    pub sources: Option<Vec<(Option<Arc<str>>, u64)>>,
+}
+
+impl Placed {
+    /// A chunk of one object.
+    fn new(object: &ObjectSpans<'_>, sources: bool) -> Placed {
+        let mut placed = Placed {
+            spans: Spans::new(),
+            sources: sources.then(Vec::new),
+        };
+        placed.push(object);
+        placed
+    }
+
+    fn push(&mut self, object: &ObjectSpans<'_>) {
+        self.spans.push(object);
+        if let Some(sources) = self.sources.as_mut() {
+            let p = object.position();
+            sources.push((p.input, p.offset));
+        }
+    }
 }
 
 /// How far behind the decoder an input held whole may let go of its pages while the
