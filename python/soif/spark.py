@@ -175,6 +175,9 @@ __all__ = [
 DEFAULT_SPLIT_SIZE: int = 128 << 20
 #: The default name of the corrupt-record column (``columnNameOfCorruptRecord``).
 CORRUPT_RECORD: str = "_corrupt_record"
+#: How long an aborted write keeps removing its tasks' temporary files: Spark's
+#: ``spark.python.task.killTimeout`` (2 s by default) for the tasks it cancels, and a margin.
+ABORT_GRACE_SECONDS: float = 4.0
 #: The name of the source column (``includeSource``).
 SOURCE: str = "_source"
 
@@ -846,10 +849,20 @@ class SoifWriter(DataSourceArrowWriter):
         self._out.touch(self._out.join("_SUCCESS"))
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:  # type: ignore[override]
+        import time
+
         for m in messages:
             if isinstance(m, SoifCommitMessage) and m.temp is not None:
                 self._out.remove(m.temp)
+        # Spark calls abort as soon as one task has failed, while it is still cancelling
+        # the others: a task's Python worker may go on to create or finish its temporary
+        # file after a first sweep, until Spark kills it (`spark.python.task.killTimeout`,
+        # 2 s by default). So the sweep is repeated for a while after that.
+        deadline = time.monotonic() + ABORT_GRACE_SECONDS
         self._sweep()
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            self._sweep()
 
 
 def _exists_error(dst: str) -> FileExistsError:

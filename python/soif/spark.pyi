@@ -18,6 +18,7 @@ import soif
 
 DEFAULT_SPLIT_SIZE: int
 CORRUPT_RECORD: str
+ABORT_GRACE_SECONDS: float
 SOURCE: str
 
 def register(spark: SparkSession) -> None: ...
