@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -247,3 +248,52 @@ def canonical(soif_bin, *paths):
     out = subprocess.run([soif_bin, "convert", *map(str, paths), "--to", "soif", "-q"], capture_output=True)
     assert out.returncode == 0, out.stderr.decode()
     return out.stdout
+
+
+def write_failing_in_task_1(spark, df, out, check):
+    """Writes `df` to `out` in append and in overwrite mode with task 1 failing after its
+    rows (each job must fail, naming the bad row), calling `check()` after each."""
+    from pyspark.errors import PySparkException
+
+    def no_record_last_in_task_1(batches):
+        # After task 1's rows, a row that is no record (no template): with batches of 4
+        # rows, the task's writer has its temporary file open, rows in it, when it meets
+        # it. (Nested, so that Spark's workers get it by value: they cannot import
+        # conftest.)
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        last = None
+        for b in batches:
+            yield b
+            last = b
+        if TaskContext.get().partitionId() == 1 and last is not None:
+            bad = last.slice(0, 1)
+            i = bad.schema.get_field_index("template")
+            yield bad.set_column(i, bad.schema.field(i), pa.nulls(1, pa.string()))
+
+    rows = df.mapInArrow(no_record_last_in_task_1, df.schema)
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4")
+    try:
+        for mode in ("append", "overwrite"):
+            with pytest.raises(PySparkException, match="has no template"):
+                rows.write.format("soif").mode(mode).save(out)
+            check()
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+
+
+def batches(*urls, fail_after=None):
+    """Batches of one record each (the URLs given) for driving the writer directly; the
+    input breaks before the `fail_after`-th."""
+    schema = pa.schema(
+        [
+            ("template", pa.string()),
+            ("url", pa.string()),
+            ("attributes", pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))),
+        ]
+    )
+    for i, u in enumerate(urls):
+        if fail_after is not None and i == fail_after:
+            raise RuntimeError("the task's input broke")
+        yield pa.record_batch([["FILE"], [u], [[{"name": "Title", "value": u}]]], schema=schema)

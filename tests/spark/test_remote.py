@@ -9,7 +9,7 @@ import os
 
 import pyarrow as pa
 import pytest
-from conftest import FIXTURES, canonical, layout_rows, spark_rows
+from conftest import FIXTURES, batches, canonical, layout_rows, spark_rows, write_failing_in_task_1
 
 import soif
 import soif.spark
@@ -187,50 +187,15 @@ def test_write_round_trip_append_and_overwrite(spark, soif_bin, archive, remote)
 def test_failed_write_leaves_nothing(spark, archive, remote):
     """A job whose task 1 fails after writing part of its object: the job aborts, no
     temporary object of any task is left, earlier jobs' objects are intact."""
-    from pyspark.errors import PySparkException
-
     out = remote.uri("failed/")
     load(spark, str(FIXTURES / "rfc2655"), splitSize="1", mode="FAILFAST").write.format("soif").mode("append").save(out)
     before = {k: remote.get(k) for k in remote.keys("failed")}
     assert len(before) > 2
 
-    def no_record_last_in_task_1(batches):
-        import pyarrow as pa
-        from pyspark import TaskContext
+    def check():
+        assert {k: remote.get(k) for k in remote.keys("failed")} == before
 
-        last = None
-        for b in batches:
-            yield b
-            last = b
-        if TaskContext.get().partitionId() == 1 and last is not None:
-            bad = last.slice(0, 1)
-            i = bad.schema.get_field_index("template")
-            yield bad.set_column(i, bad.schema.field(i), pa.nulls(1, pa.string()))
-
-    df = load(spark, str(archive), mode="FAILFAST")
-    rows = df.mapInArrow(no_record_last_in_task_1, df.schema)
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4")
-    try:
-        for mode in ("append", "overwrite"):
-            with pytest.raises(PySparkException, match="has no template"):
-                rows.write.format("soif").mode(mode).save(out)
-            assert {k: remote.get(k) for k in remote.keys("failed")} == before
-    finally:
-        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
-
-
-def batches(*urls, fail_after=None):
-    schema = pa.schema(
-        [
-            ("template", pa.string()),
-            ("url", pa.string()),
-            ("attributes", pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))),
-        ]
-    )
-    for i, u in enumerate(urls):
-        if fail_after is not None and i == fail_after:
-            raise RuntimeError("the task's input broke")
-        yield pa.record_batch([["FILE"], [u], [[{"name": "Title", "value": u}]]], schema=schema)
+    write_failing_in_task_1(spark, load(spark, str(archive), mode="FAILFAST"), out, check)
 
 
 def test_writer_protocol_on_an_object_store(remote, monkeypatch):

@@ -9,7 +9,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import FIXTURES, LAYOUT, canonical, layout_rows, spark_rows
+from conftest import FIXTURES, LAYOUT, batches, canonical, layout_rows, spark_rows, write_failing_in_task_1
 
 import soif
 import soif.spark
@@ -275,54 +275,19 @@ def test_append_never_overwrites_and_overwrite_replaces(spark, tmp_path):
 def test_failed_job_leaves_nothing(spark, archive, tmp_path):
     """A job of five tasks, one of which fails after writing part of its file: the job
     aborts, the temporary files of every task are gone, earlier jobs' files are intact."""
-    from pyspark.errors import PySparkException
-
     out = str(tmp_path / "dir")
     small = load(spark, str(FIXTURES / "rfc2655"), splitSize="1", mode="FAILFAST")
     small.write.format("soif").mode("append").save(out)
     before = {p: open(p, "rb").read() for p in part_files(out)}
 
-    def no_record_last_in_task_1(batches):
-        # After task 1's rows, a row that is no record (no template): with batches of 4
-        # rows, the task's writer has its temporary file open, rows in it, when it meets it.
-        import pyarrow as pa
-        from pyspark import TaskContext
-
-        last = None
-        for b in batches:
-            yield b
-            last = b
-        if TaskContext.get().partitionId() == 1 and last is not None:
-            bad = last.slice(0, 1)
-            i = bad.schema.get_field_index("template")
-            yield bad.set_column(i, bad.schema.field(i), pa.nulls(1, pa.string()))
-
     df = load(spark, str(archive), mode="FAILFAST")  # a partition per file
-    rows = df.mapInArrow(no_record_last_in_task_1, df.schema)
-    assert rows.rdd.getNumPartitions() == 5
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4")
-    try:
-        for mode in ("append", "overwrite"):
-            with pytest.raises(PySparkException, match="has no template"):
-                rows.write.format("soif").mode(mode).save(out)
-            assert sorted(os.listdir(out)) == sorted([os.path.basename(p) for p in before] + ["_SUCCESS"])
-            assert all(open(p, "rb").read() == b for p, b in before.items())
-    finally:
-        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    assert df.rdd.getNumPartitions() == 5
 
+    def check():
+        assert sorted(os.listdir(out)) == sorted([os.path.basename(p) for p in before] + ["_SUCCESS"])
+        assert all(open(p, "rb").read() == b for p, b in before.items())
 
-def batches(*urls, fail_after=None):
-    schema = pa.schema(
-        [
-            ("template", pa.string()),
-            ("url", pa.string()),
-            ("attributes", pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))),
-        ]
-    )
-    for i, u in enumerate(urls):
-        if fail_after is not None and i == fail_after:
-            raise RuntimeError("the task's input broke")
-        yield pa.record_batch([["FILE"], [u], [[{"name": "Title", "value": u}]]], schema=schema)
+    write_failing_in_task_1(spark, df, out, check)
 
 
 def test_writer_cleans_up_without_spark(tmp_path):
