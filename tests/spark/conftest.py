@@ -297,3 +297,12 @@ def batches(*urls, fail_after=None):
         if fail_after is not None and i == fail_after:
             raise RuntimeError("the task's input broke")
         yield pa.record_batch([["FILE"], [u], [[{"name": "Title", "value": u}]]], schema=schema)
+
+
+def load(spark, paths, **options):
+    """`spark.read.format("soif")` with the options given (those that are None left out)."""
+    r = spark.read.format("soif")
+    for k, v in options.items():
+        if v is not None:
+            r = r.option(k, v)
+    return r.load(paths)

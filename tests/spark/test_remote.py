@@ -9,19 +9,11 @@ import os
 
 import pyarrow as pa
 import pytest
-from conftest import FIXTURES, batches, canonical, layout_rows, spark_rows, write_failing_in_task_1
+from conftest import FIXTURES, batches, canonical, layout_rows, load, spark_rows, write_failing_in_task_1
 
 import soif
 import soif.spark
 from soif.spark import RemoteFile, SoifCommitMessage, SoifWriter, expand_paths, plan_partitions
-
-
-def load(spark, paths, **options):
-    r = spark.read.format("soif")
-    for k, v in options.items():
-        if v is not None:
-            r = r.option(k, v)
-    return r.load(paths)
 
 
 @pytest.fixture(scope="module")

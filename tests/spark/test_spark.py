@@ -9,7 +9,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import FIXTURES, LAYOUT, batches, canonical, layout_rows, spark_rows, write_failing_in_task_1
+from conftest import FIXTURES, LAYOUT, batches, canonical, layout_rows, load, spark_rows, write_failing_in_task_1
 
 import soif
 import soif.spark
@@ -23,14 +23,6 @@ FIXTURE_FILES = sorted(
 )
 SEEDS = sorted(str(p) for p in (FIXTURES / "seeds").glob("*.txt"))
 SPLIT_SIZES = ["1", "7", "100", "4096", None]
-
-
-def load(spark, paths, **options):
-    r = spark.read.format("soif")
-    for k, v in options.items():
-        if v is not None:
-            r = r.option(k, v)
-    return r.load(paths)
 
 
 def sequential(path, lenient=False):
