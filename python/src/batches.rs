@@ -135,39 +135,40 @@ fn build(chunk: &Chunk, extras: Extras) -> RecordBatch {
 /// the extra columns. Every object is a good record, so `_corrupt_record` is all null
 /// (one null struct, no per-row work); `_source` is their inputs and offsets.
 fn build_placed(placed: &Placed, extras: Extras) -> RecordBatch {
-    let layout = placed.spans.build();
+    with_extras(
+        placed.spans.build(),
+        extras,
+        |n| Arc::new(StructArray::new_null(corrupt_fields(), n)),
+        |n| match &placed.sources {
+            Some(sources) => source_column(sources.iter().map(|(i, at)| (i.as_deref(), Some(*at)))),
+            // Kept whenever `_source` is asked for (see `Batches::chunk`); were it not,
+            // nulls of the right length keep the batch well formed.
+            None => source_column(std::iter::repeat_n((None, None), n)),
+        },
+    )
+}
+
+/// `layout` (a batch of the layout's columns), then the extra columns `extras` asks for,
+/// made by `corrupt` and `source` from the number of rows.
+fn with_extras(
+    layout: RecordBatch,
+    extras: Extras,
+    corrupt: impl FnOnce(usize) -> Arc<dyn Array>,
+    source: impl FnOnce(usize) -> Arc<dyn Array>,
+) -> RecordBatch {
     if extras == Extras::default() {
         return layout;
     }
     let n = layout.num_rows();
     let mut columns = layout.columns().to_vec();
     if extras.corrupt {
-        columns.push(Arc::new(StructArray::new_null(corrupt_fields(), n)));
+        columns.push(corrupt(n));
     }
     if extras.source {
-        let mut file = StringBuilder::new();
-        let mut offset = Int64Builder::with_capacity(n);
-        // Kept when `_source` is asked for (see `Batches::chunk`); were it not, nulls
-        // of the right length keep the batch well formed.
-        match &placed.sources {
-            Some(sources) => {
-                for (input, at) in sources {
-                    file.append_option(input.as_deref());
-                    offset.append_value(to_i64(*at));
-                }
-            }
-            None => {
-                file.append_nulls(n);
-                offset.append_nulls(n);
-            }
-        }
-        columns.push(Arc::new(StructArray::new(
-            source_fields(),
-            vec![Arc::new(file.finish()), Arc::new(offset.finish())],
-            None,
-        )));
+        columns.push(source(n));
     }
-    // Built to the schema, so this cannot fail (as in `build_rows`).
+    // Built to the schema, so this cannot fail; were it ever to, an empty batch would
+    // hide the bug.
     RecordBatch::try_new(extras.schema(), columns)
         .unwrap_or_else(|e| panic!("soif builds its batches to its own schema: {e}"))
 }
@@ -192,21 +193,21 @@ fn build_rows(chunk: &[Row], extras: Extras) -> RecordBatch {
             Row::Corrupt(_) => builder.push_null(),
         }
     }
-    let layout = builder.finish();
-    if extras == Extras::default() {
-        return layout;
-    }
-    let mut columns = layout.columns().to_vec();
-    if extras.corrupt {
-        columns.push(corrupt_column(chunk));
-    }
-    if extras.source {
-        columns.push(source_column(chunk));
-    }
-    // Built to the schema, so this cannot fail; were it ever to, an empty batch would
-    // hide the bug.
-    RecordBatch::try_new(extras.schema(), columns)
-        .unwrap_or_else(|e| panic!("soif builds its batches to its own schema: {e}"))
+    with_extras(
+        builder.finish(),
+        extras,
+        |_| corrupt_column(chunk),
+        |_| {
+            // A record's position, or for a bad record where its error is.
+            source_column(chunk.iter().map(|row| {
+                let position: Option<&Position> = match row {
+                    Row::Record(r) => r.position.as_ref(),
+                    Row::Corrupt(c) => Some(&c.rejection.position),
+                };
+                position.map_or((None, None), |p| (p.input.as_deref(), Some(p.offset)))
+            }))
+        },
+    )
 }
 
 /// `_corrupt_record`: set on the rows of bad records, null on the others.
@@ -263,19 +264,15 @@ fn corrupt_column(chunk: &[Row]) -> Arc<dyn Array> {
     ))
 }
 
-/// `_source`: the input and byte offset of every row (for a bad record, where its
-/// error is).
-fn source_column(chunk: &[Row]) -> Arc<dyn Array> {
-    let n = chunk.len();
+/// `_source`: the input and byte offset of every row.
+fn source_column<'a>(
+    rows: impl ExactSizeIterator<Item = (Option<&'a str>, Option<u64>)>,
+) -> Arc<dyn Array> {
     let mut file = StringBuilder::new();
-    let mut offset = Int64Builder::with_capacity(n);
-    for row in chunk {
-        let position: Option<&Position> = match row {
-            Row::Record(r) => r.position.as_ref(),
-            Row::Corrupt(c) => Some(&c.rejection.position),
-        };
-        file.append_option(position.and_then(|p| p.input.as_deref()));
-        offset.append_option(position.map(|p| to_i64(p.offset)));
+    let mut offset = Int64Builder::with_capacity(rows.len());
+    for (input, at) in rows {
+        file.append_option(input);
+        offset.append_option(at.map(to_i64));
     }
     Arc::new(StructArray::new(
         source_fields(),
@@ -332,8 +329,9 @@ pub struct Batches {
     /// first batch is asked for.
     workers: Vec<Worker>,
     started: bool,
-    /// Chunks cut so far.
-    cut: u32,
+    /// The byte bound of the next chunk: [`FIRST_CHUNK_BYTES`], doubled after each
+    /// chunk up to [`BATCH_BYTES`].
+    chunk_bytes: usize,
     /// The worker of each chunk in flight, oldest first.
     in_flight: VecDeque<usize>,
     next_worker: usize,
@@ -351,7 +349,7 @@ impl Batches {
             extras,
             workers: Vec::new(),
             started: false,
-            cut: 0,
+            chunk_bytes: FIRST_CHUNK_BYTES,
             in_flight: VecDeque::new(),
             next_worker: 0,
             exhausted: false,
@@ -364,8 +362,8 @@ impl Batches {
     fn chunk(&mut self) -> Option<Chunk> {
         // The first chunks are small (1, 2, 4 MB, then BATCH_BYTES): the workers start
         // on the first sooner, and the consumer has its first batch sooner.
-        let bytes = BATCH_BYTES.min(FIRST_CHUNK_BYTES << self.cut.min(8));
-        self.cut += 1;
+        let bytes = self.chunk_bytes;
+        self.chunk_bytes = (bytes * 2).min(BATCH_BYTES);
         match self
             .core
             .fill_chunk(self.batch_size, bytes, self.extras.source, row_size)
