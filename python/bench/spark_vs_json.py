@@ -19,12 +19,19 @@ Spark process (the JVM's start-up is not timed; the read and the Parquet write a
    one gzip'd), and over the whole archive with a 512 MiB driver heap instead of Spark's
    default 1 GiB, for memory against size;
 4. the reads alone (Spark's ``noop`` sink): ``soif`` on ``local[2]`` and ``local[1]``,
-   JSON on ``local[2]``.
+   JSON on ``local[2]``;
+5. two ceilings for any reader, on ``local[2]`` and ``local[1]``: Spark's own vectorized
+   Parquet reader over the same records as uncompressed Parquet in soif's layout (``soif
+   convert --to parquet --compression none``: columns ready in memory, nothing to parse or
+   inflate) → Parquet, and a DataFrame cached in memory (``persist(MEMORY_ONLY)``, ten
+   partitions, materialized before the warm-up; a 6 GiB driver heap holds it) → Parquet: a
+   reader that costs nothing, which leaves Spark's Parquet writer alone.
 
 Each timed job follows a warm-up job on a 2 MB file in the same session (the JIT, the
 Python workers and the planner's Python process start once per session). Each line gives
 the wall time, the records written, the CPU time of the JVM and of the Python workers
-during the job (from /proc, exited workers included), and the peak resident memory of the
+during the job (from /proc, exited workers included) and, of the JVM's, the share of its
+JIT compiler threads, and the peak resident memory of the
 JVM (driver and executor in local mode) and of the Python workers (the largest one, and
 all of them at once), sampled from /proc every 0.2 s. Finally the ratios and the skew of
 the planned partitions' sizes. soif and soif-gen come from ``$CARGO_TARGET_DIR/release``
@@ -99,11 +106,31 @@ def cpu_seconds() -> dict:
             if ppid in below and pid not in below:
                 below.add(pid)
                 changed = True
-    out = {"jvm": 0.0, "python": 0.0}
+    out = {"jvm": 0.0, "python": 0.0, "jit": 0.0}
     for pid in below - {os.getpid()}:
         _, comm, t = procs[pid]
         out["jvm" if "java" in comm else "python"] += t / ticks
+        if "java" in comm:
+            out["jit"] += jit_seconds(pid, ticks)
     return out
+
+
+def jit_seconds(pid: int, ticks: int) -> float:
+    """CPU time of a JVM's live JIT compiler threads ("C1/C2 CompilerThread")."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if "CompilerThre" in stat[stat.index("(") + 1 : stat.rindex(")")]:
+            total += sum(int(x) for x in stat.rsplit(")", 1)[1].split()[11:13])
+    return total / ticks
 
 
 class Sampler(threading.Thread):
@@ -141,6 +168,7 @@ class Sampler(threading.Thread):
 
 def one(args: argparse.Namespace) -> None:
     """One measured run (in its own process): prints a JSON line."""
+    from pyspark import StorageLevel
     from pyspark.sql import SparkSession
 
     import soif.spark
@@ -150,7 +178,8 @@ def one(args: argparse.Namespace) -> None:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", args.driver_memory or "1g")
+        .config("spark.driver.memory", args.driver_memory or ("6g" if args.what == "cached" else "1g"))
+        .config("spark.jars", args.jar or "")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -159,10 +188,20 @@ def one(args: argparse.Namespace) -> None:
     sampler.start()
     out = os.path.join(args.data, "out.parquet")
 
+    cached = None
+    if args.what == "cached":
+        cached = spark.read.parquet(*args.paths).repartition(10).persist(StorageLevel.MEMORY_ONLY)
+        cached.count()
+
     def job(paths: list) -> Any:
         shutil.rmtree(out, ignore_errors=True)
-        if args.what == "soif":
-            df = spark.read.format("soif").option("mode", "FAILFAST")
+        if cached is not None and paths == args.paths:
+            df = cached
+        elif args.what in ("parquet", "cached"):
+            df = spark.read.parquet(*paths)
+        elif args.what in ("soif", "jvm"):
+            df = spark.read.format("soif" if args.what == "soif" else "org.soif.spark.SoifSource")
+            df = df.option("mode", "FAILFAST")
             if args.split_size:
                 df = df.option("splitSize", args.split_size)
             df = df.load(paths)
@@ -177,7 +216,8 @@ def one(args: argparse.Namespace) -> None:
     # A warm-up job on a small file first (the JIT, Spark's Python workers and the
     # planner's Python process start once per session, a cost of seconds that a long job
     # pays once): the timed job is the steady state of a session.
-    job([os.path.join(args.data, "warm", "warm.soif" if args.what == "soif" else "warm.jsonl")])
+    warm = {"soif": "warm.soif", "jvm": "warm.soif", "json": "warm.jsonl"}.get(args.what, "warm.parquet")
+    job([os.path.join(args.data, "warm", warm)])
     c0 = cpu_seconds()
     t0 = time.perf_counter()
     df = job(args.paths)
@@ -200,6 +240,7 @@ def one(args: argparse.Namespace) -> None:
                 workers=sampler.workers,
                 cpu_jvm=c1["jvm"] - c0["jvm"],
                 cpu_python=c1["python"] - c0["python"],
+                cpu_jit=c1["jit"] - c0["jit"],
             )
         )
     )
@@ -216,6 +257,8 @@ def run(
     driver_memory: str = "",
 ) -> dict:
     cmd = [sys.executable, __file__, "--one", what, "--master", master, "--data", args.data, "--sink", sink]
+    if args.jar:
+        cmd += ["--jar", args.jar]
     if driver_memory:
         cmd += ["--driver-memory", driver_memory]
     if split_size:
@@ -227,7 +270,7 @@ def run(
     r = json.loads(done.stdout.strip().splitlines()[-1])
     print(
         f"{label:<42} {r['wall']:6.2f} s  {r['rows']:>7} rows  {r['partitions']:>3} parts  "
-        f"CPU JVM {r['cpu_jvm']:5.1f} s + Python {r['cpu_python']:4.1f} s "
+        f"CPU JVM {r['cpu_jvm']:5.1f} s (JIT {r['cpu_jit']:3.1f}) + Python {r['cpu_python']:4.1f} s "
         f"({(r['cpu_jvm'] + r['cpu_python']) / r['wall']:.2f} cores)  "
         f"RSS JVM {r['jvm'] / 1024:5.0f} MiB, worker {r['worker'] / 1024:4.0f} MiB, "
         f"workers {r['workers'] / 1024:4.0f} MiB",
@@ -249,7 +292,9 @@ def generate(args: argparse.Namespace) -> tuple:
     sdir, jdir = os.path.join(args.data, "soif"), os.path.join(args.data, "jsonl")
     os.makedirs(sdir, exist_ok=True)
     os.makedirs(jdir, exist_ok=True)
-    soif_files, json_files = [], []
+    soif_files, json_files, parquet_files = [], [], []
+    pdir = os.path.join(args.data, "parquet")
+    os.makedirs(pdir, exist_ok=True)
     extra = ["--summaries-only"] if args.summaries_only else []
     warm = os.path.join(args.data, "warm")
     os.makedirs(warm, exist_ok=True)
@@ -257,6 +302,10 @@ def generate(args: argparse.Namespace) -> tuple:
         subprocess.run([gen, "--size", "2MB", "--seed", "99", *extra, "-o", os.path.join(warm, "warm.soif")], check=True)
         subprocess.run(
             [soif_cli, "convert", os.path.join(warm, "warm.soif"), "--to", "jsonl", "-q", "-o", os.path.join(warm, "warm.jsonl")],
+            check=True,
+        )
+        subprocess.run(
+            [soif_cli, "convert", os.path.join(warm, "warm.soif"), "--to", "parquet", "-q", "-o", os.path.join(warm, "warm.parquet")],
             check=True,
         )
     for i in range(args.plain + args.gz):
@@ -270,12 +319,19 @@ def generate(args: argparse.Namespace) -> tuple:
             subprocess.run([gen, "--size", args.file_size, "--seed", str(i + 1), *extra, "-o", raw], check=True)
         if not os.path.exists(jtarget):
             subprocess.run([soif_cli, "convert", raw, "--to", "jsonl", "-q", "-o", jsonl], check=True)
+        parquet = os.path.join(pdir, f"dump-{i}.parquet")
+        if not os.path.exists(parquet):
+            source = raw if os.path.exists(raw) else target
+            subprocess.run(
+                [soif_cli, "convert", source, "--to", "parquet", "--compression", "none", "-q", "-o", parquet], check=True
+            )
         for f in ([raw, jsonl] if gz else []):
             if not os.path.exists(f + ".gz"):
                 subprocess.run(["gzip", "-6", f], check=True)
         soif_files.append(target)
         json_files.append(jtarget)
-    return soif_files, json_files
+        parquet_files.append(parquet)
+    return soif_files, json_files, parquet_files
 
 
 def _copy_job(start: float) -> float:
@@ -318,7 +374,8 @@ def main() -> None:
     ap.add_argument("--summaries-only", action="store_true", help="soif-gen --summaries-only: ~1.2 KB records")
     ap.add_argument("--keep", action="store_true", help="keep the generated data")
     ap.add_argument("--bin", help="the directory of soif and soif-gen")
-    ap.add_argument("--one", choices=["soif", "json"], help=argparse.SUPPRESS)
+    ap.add_argument("--jar", help="soif's JVM data source (spark/build.sh): also time it")
+    ap.add_argument("--one", choices=["soif", "jvm", "json", "parquet", "cached"], help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--split-size", default="", help=argparse.SUPPRESS)
     ap.add_argument("--sink", default="parquet", choices=["parquet", "noop"], help=argparse.SUPPRESS)
@@ -332,7 +389,7 @@ def main() -> None:
 
     os.makedirs(args.data, exist_ok=True)
     try:
-        soif_files, json_files = generate(args)
+        soif_files, json_files, parquet_files = generate(args)
         raw = args.plain + args.gz
         print(
             f"archive: {raw} files ({args.plain} plain, {args.gz} gzip'd), {args.file_size} of SOIF each"
@@ -365,11 +422,28 @@ def main() -> None:
         sn = run("soif -> noop (read only), local[2]", "soif", "local[2]", soif_files, args, sink="noop")
         jn = run("json -> noop (read only), local[2]", "json", "local[2]", json_files, args, sink="noop")
         sn1 = run("soif -> noop (read only), local[1]", "soif", "local[1]", soif_files, args, sink="noop")
-        assert s2["rows"] == j2["rows"] == s1["rows"] == s32["rows"] == sm["rows"], (s2, j2, s1, s32, sm)
+        p2 = run("Spark's Parquet reader -> parquet, local[2]", "parquet", "local[2]", parquet_files, args)
+        p1 = run("Spark's Parquet reader -> parquet, local[1]", "parquet", "local[1]", parquet_files, args)
+        c2 = run("cached in memory -> parquet, local[2]", "cached", "local[2]", parquet_files, args)
+        c1 = run("cached in memory -> parquet, local[1]", "cached", "local[1]", parquet_files, args)
+        assert s2["rows"] == j2["rows"] == s1["rows"] == s32["rows"] == sm["rows"] == p2["rows"] == c2["rows"], (
+            s2,
+            j2,
+            s1,
+            s32,
+            sm,
+            p2,
+            c2,
+        )
         print(f"soif vs JSON (local[2]): {j2['wall'] / s2['wall']:.2f}x faster")
         print(
             f"local[2] vs local[1]: soif {s1['wall'] / s2['wall']:.2f}x, "
             f"Spark's JSON path {j1['wall'] / j2['wall']:.2f}x"
+        )
+        print(
+            f"ceilings: Spark's own Parquet reader {j2['wall'] / p2['wall']:.2f}x JSON (local[2] vs local[1] "
+            f"{p1['wall'] / p2['wall']:.2f}x); a reader that costs nothing (cached) {j2['wall'] / c2['wall']:.2f}x JSON "
+            f"(local[2] vs local[1] {c1['wall'] / c2['wall']:.2f}x)"
         )
         print(f"read only: soif vs JSON {jn['wall'] / sn['wall']:.2f}x; local[2] vs local[1] {sn1['wall'] / sn['wall']:.2f}x")
         busy = (s1["cpu_jvm"] + s1["cpu_python"]) / s1["wall"]

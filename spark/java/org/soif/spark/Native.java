@@ -1,0 +1,41 @@
+package org.soif.spark;
+
+/**
+ * The native half of the reader (spark/native: the project's Rust decoder over JNI).
+ *
+ * <p>The library is {@code libsoif_spark.so}, found, in this order, at the path of the
+ * system property {@code soif.native.library}, at the path of the environment variable
+ * {@code SOIF_NATIVE_LIBRARY}, or inside this jar ({@code /native/<os>-<arch>/}), from
+ * where it is copied to a temporary file once per JVM.
+ */
+final class Native {
+    private Native() {}
+
+    static {
+        Loader.load();
+    }
+
+    /** Opens a read; see spark/native/src/lib.rs. Returns a handle for {@link #next}. */
+    static native long open(
+            String path,
+            boolean ranged,
+            long start,
+            long end,
+            long firstRecord,
+            long envelope,
+            boolean endKnown,
+            boolean lenient,
+            long maxRecordSize,
+            int mode,
+            boolean sourceColumn,
+            int batchSize);
+
+    /** The next batch's rows (-1 at the end), its arrays and buffers in {@code descriptors}. */
+    static native int next(long handle, long[] descriptors);
+
+    /** Ends a read. */
+    static native void close(long handle);
+
+    /** The splits of a plain file: {@code [start, end, firstRecord, envelope, endKnown]*}. */
+    static native long[] split(String path, long splitSize, boolean lenient, long maxRecordSize);
+}

@@ -1,0 +1,331 @@
+//! `libsoif_spark`, the native half of soif's JVM data source for Spark
+//! (`spark/java/org/soif/spark`): the project's Rust decoder, called over JNI by the
+//! executors' task threads, hands each Arrow record batch to the JVM without a copy.
+//!
+//! The Python data source (`soif.spark`) decodes in the executors' Python workers and
+//! ships every batch to the JVM over a socket as Arrow IPC; the JVM copies it in and the
+//! task thread waits while the worker decodes. Here the decoding runs on the task thread
+//! itself (and the batch-building threads of the reading loop), and a batch crosses as
+//! addresses: [`next`](Java_org_soif_spark_Native_next) writes, in the order of Arrow's
+//! IPC format (each column depth-first: its node, then its buffers), the length and null
+//! count of every array and the address and size of every buffer, and the Java side wraps
+//! them as `ArrowBuf`s loaded into its vectors (`VectorLoader`). The batch stays alive in
+//! the handle until the next call, which is what Spark's `PartitionReader` contract asks
+//! of a reader: a batch is used before `next()` is called again.
+//!
+//! The reading loop is the Python module's (`python/src/core.rs`, `batches.rs`): the same
+//! sources, decoder options, error policies, fast path and batches, compiled in here
+//! rather than copied.
+//!
+//! ```text
+//! Native.open(path, range…, options) -> handle
+//! Native.next(handle, descriptors)   -> rows (-1 at the end), descriptors filled
+//! Native.close(handle)
+//! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
+//! ```
+
+#[path = "../../../python/src/batches.rs"]
+mod batches;
+#[path = "../../../python/src/core.rs"]
+mod core;
+
+use crate::batches::{Batches, Extras};
+use crate::core::{Core, Counts, Failure, Policy};
+use arrow_array::{Array, RecordBatch};
+use arrow_data::ArrayData;
+use jni::objects::{JClass, JLongArray, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray, JNI_TRUE};
+use jni::JNIEnv;
+use soif_codecs::soif::split::RangeSpec;
+use soif_codecs::soif::DecoderOptions;
+use soif_pipeline::source::Source;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A read in progress: the reading loop and the batch last handed out.
+struct Handle {
+    batches: Batches,
+    current: Option<RecordBatch>,
+}
+
+/// An error for the Java side: the exception class and its message.
+struct Thrown(&'static str, String);
+
+impl From<Failure> for Thrown {
+    fn from(f: Failure) -> Thrown {
+        match f {
+            Failure::Decode(r) => Thrown("org/soif/spark/SoifException", r.message),
+            Failure::Io { message } => Thrown("java/io/IOException", message),
+            Failure::Config(message) => Thrown("java/lang/IllegalArgumentException", message),
+        }
+    }
+}
+
+/// Runs `f`, turning an error or a panic into a Java exception (a panic must not unwind
+/// into the JVM) and returning `default` then.
+fn guard<T>(env: &mut JNIEnv, default: T, f: impl FnOnce(&mut JNIEnv) -> Result<T, Thrown>) -> T {
+    let result = catch_unwind(AssertUnwindSafe(|| f(env)));
+    let thrown = match result {
+        Ok(Ok(v)) => return v,
+        Ok(Err(t)) => t,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Thrown(
+                "java/lang/IllegalStateException",
+                format!("soif: a bug in the native reader ({what}): please report it"),
+            )
+        }
+    };
+    // A Java exception already pending (from a JNI call) is kept.
+    if !env.exception_check().unwrap_or(true) {
+        let _ = env.throw_new(thrown.0, thrown.1);
+    }
+    default
+}
+
+fn string(env: &mut JNIEnv, s: &JString) -> Result<String, Thrown> {
+    env.get_string(s)
+        .map(Into::into)
+        .map_err(|e| Thrown("java/lang/IllegalArgumentException", e.to_string()))
+}
+
+fn size(v: jlong, what: &str) -> Result<u64, Thrown> {
+    u64::try_from(v).map_err(|_| {
+        Thrown(
+            "java/lang/IllegalArgumentException",
+            format!("{what} must not be negative, got {v}"),
+        )
+    })
+}
+
+fn decoder_options(lenient: jboolean, max_record_size: jlong) -> Result<DecoderOptions, Thrown> {
+    let max = usize::try_from(size(max_record_size, "maxRecordSize")?).unwrap_or(usize::MAX);
+    if max == 0 {
+        return Err(Thrown(
+            "java/lang/IllegalArgumentException",
+            "maxRecordSize must be positive".into(),
+        ));
+    }
+    let mut opts = DecoderOptions::with_max_record_size(max);
+    opts.lenient = lenient == JNI_TRUE;
+    Ok(opts)
+}
+
+/// Opens a read of `path`: a byte range of a plain file when `ranged` (the split's
+/// `start`, `end`, `first_record`, `envelope` (-1: none) and `end_known`), else the whole
+/// file (compressed files inflated). `mode`: 0 FAILFAST, 1 DROPMALFORMED, 2 PERMISSIVE
+/// (the `_corrupt_record` column). Returns the handle, 0 when an exception was thrown.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    path: JString<'l>,
+    ranged: jboolean,
+    start: jlong,
+    end: jlong,
+    first_record: jlong,
+    envelope: jlong,
+    end_known: jboolean,
+    lenient: jboolean,
+    max_record_size: jlong,
+    mode: jint,
+    source_column: jboolean,
+    batch_size: jint,
+) -> jlong {
+    guard(&mut env, 0, |env| {
+        let path = string(env, &path)?;
+        let decoder = decoder_options(lenient, max_record_size)?;
+        let policy = match mode {
+            0 => Policy::Fail,
+            1 => Policy::Skip,
+            2 => Policy::Column,
+            other => {
+                return Err(Thrown(
+                    "java/lang/IllegalArgumentException",
+                    format!("unknown mode {other}"),
+                ))
+            }
+        };
+        let batch_size = usize::try_from(batch_size)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Thrown(
+                    "java/lang/IllegalArgumentException",
+                    format!("batchSize must be positive, got {batch_size}"),
+                )
+            })?;
+        let source: Box<dyn Source> = if ranged == JNI_TRUE {
+            let spec = RangeSpec {
+                start: size(start, "start")?,
+                end: size(end, "end")?,
+                first_record: size(first_record, "first_record")?,
+                envelope: (envelope >= 0).then_some(envelope as u64),
+                end_known: end_known == JNI_TRUE,
+            };
+            Box::new(soif_sources::range::RangeSource::new(
+                PathBuf::from(path),
+                spec,
+            ))
+        } else {
+            let specs = soif_sources::expand(&[path]).map_err(|e| Thrown::from(Failure::from(e)))?;
+            let opts = soif_sources::SourceOptions {
+                max_record_size: decoder.max_record_size,
+                ..soif_sources::SourceOptions::default()
+            };
+            Box::new(soif_sources::InputSource::new(specs, opts))
+        };
+        let extras = Extras {
+            corrupt: policy == Policy::Column,
+            source: source_column == JNI_TRUE,
+        };
+        let core = Core::new(source, decoder, policy, Arc::new(Counts::default()))?;
+        let handle = Box::new(Handle {
+            batches: Batches::new(core, batch_size, extras),
+            current: None,
+        });
+        Ok(Box::into_raw(handle) as jlong)
+    })
+}
+
+/// The next batch of the read: its rows (-1 at the end), with `descriptors` filled as
+/// `[nodes, (length, null_count) × nodes, buffers, (address, size) × buffers]` in the
+/// order of Arrow's IPC format. The previous batch is released.
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_next<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    descriptors: JLongArray<'l>,
+) -> jint {
+    guard(&mut env, -1, |env| {
+        // SAFETY: `handle` comes from `open` and is used by one thread until `close`
+        // (the Java reader is a task's, and guards against use after close).
+        let h = unsafe { &mut *(handle as *mut Handle) };
+        h.current = None;
+        let Some(batch) = h.batches.next_batch()? else {
+            return Ok(-1);
+        };
+        let mut nodes = Vec::with_capacity(32);
+        let mut buffers = Vec::with_capacity(64);
+        for column in batch.columns() {
+            flatten(&column.to_data(), &mut nodes, &mut buffers)?;
+        }
+        let mut out = Vec::with_capacity(2 + nodes.len() + buffers.len());
+        out.push((nodes.len() / 2) as jlong);
+        out.extend_from_slice(&nodes);
+        out.push((buffers.len() / 2) as jlong);
+        out.extend_from_slice(&buffers);
+        let room = env
+            .get_array_length(&descriptors)
+            .map_err(|e| Thrown("java/lang/IllegalStateException", e.to_string()))?;
+        if out.len() > room as usize {
+            return Err(Thrown(
+                "java/lang/IllegalStateException",
+                format!("the descriptors array holds {room}, the batch needs {}", out.len()),
+            ));
+        }
+        env.set_long_array_region(&descriptors, 0, &out)
+            .map_err(|e| Thrown("java/lang/IllegalStateException", e.to_string()))?;
+        let rows = batch.num_rows() as jint;
+        h.current = Some(batch);
+        Ok(rows)
+    })
+}
+
+/// One array's node and buffers, then its children's (Arrow's IPC order): validity
+/// (address 0 and size 0 when there are no nulls), then the type's buffers (offsets,
+/// values).
+fn flatten(data: &ArrayData, nodes: &mut Vec<jlong>, buffers: &mut Vec<jlong>) -> Result<(), Thrown> {
+    // The batches are built whole, never sliced: an offset would be a bug here, and the
+    // JVM's vectors cannot take one.
+    if data.offset() != 0 || data.nulls().is_some_and(|n| n.offset() != 0) {
+        return Err(Thrown(
+            "java/lang/IllegalStateException",
+            "soif: a sliced Arrow array reached the JVM reader (a bug: please report it)".into(),
+        ));
+    }
+    nodes.push(data.len() as jlong);
+    nodes.push(data.null_count() as jlong);
+    match data.nulls() {
+        Some(n) => {
+            buffers.push(n.buffer().as_ptr() as jlong);
+            buffers.push(n.buffer().len() as jlong);
+        }
+        None => buffers.extend([0, 0]),
+    }
+    for b in data.buffers() {
+        buffers.push(b.as_ptr() as jlong);
+        buffers.push(b.len() as jlong);
+    }
+    for child in data.child_data() {
+        flatten(child, nodes, buffers)?;
+    }
+    Ok(())
+}
+
+/// Ends a read and frees its handle (0 is ignored).
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_close<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    guard(&mut env, (), |_| {
+        if handle != 0 {
+            // SAFETY: from `open`, closed once (the Java side forgets it first).
+            drop(unsafe { Box::from_raw(handle as *mut Handle) });
+        }
+        Ok(())
+    })
+}
+
+/// The splits of a plain file at true object boundaries (`soif split`): flat
+/// `[start, end, first_record, envelope (-1: none), end_known (0/1)]` per split.
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_split<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    path: JString<'l>,
+    split_size: jlong,
+    lenient: jboolean,
+    max_record_size: jlong,
+) -> jlongArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let path = string(env, &path)?;
+        let opts = decoder_options(lenient, max_record_size)?;
+        let by = match size(split_size, "splitSize")? {
+            0 => {
+                return Err(Thrown(
+                    "java/lang/IllegalArgumentException",
+                    "splitSize must be positive".into(),
+                ))
+            }
+            s => soif_sources::range::By::Size(s),
+        };
+        let splits = soif_sources::range::splits(std::path::Path::new(&path), opts, by)
+            .map_err(|e| Thrown::from(Failure::from(e)))?;
+        let mut flat: Vec<jlong> = Vec::new();
+        for s in splits {
+            flat.extend([
+                s.start as jlong,
+                s.end as jlong,
+                s.first_record as jlong,
+                s.envelope.map_or(-1, |e| e.offset as jlong),
+                s.end_known as jlong,
+            ]);
+        }
+        let array = env
+            .new_long_array(flat.len() as i32)
+            .map_err(|e| Thrown("java/lang/OutOfMemoryError", e.to_string()))?;
+        env.set_long_array_region(&array, 0, &flat)
+            .map_err(|e| Thrown("java/lang/IllegalStateException", e.to_string()))?;
+        Ok(array.into_raw())
+    })
+}
