@@ -8,8 +8,10 @@
 # Python suites run in a project virtual environment (.venv, made on first use), with
 # their packages from PyPI listed in `tests/python/requirements.txt` (and the Spark
 # suite's in `tests/spark/requirements.txt`); each suite is a folder of pytest files
-# registered in PYTHON_SUITES below. The Spark suite needs Java 17 or later: the
-# machine's `java`, else Debian's openjdk-17-jre-headless, installed here.
+# registered in PYTHON_SUITES below. The Spark suite needs Java 17 or later with its
+# compiler (soif's JVM data source, spark/build.sh, is built here): the machine's `java`
+# and `javac`, else Debian's openjdk-17-jdk-headless, installed here. It runs twice: with
+# the Python data source alone, then with the JVM one's jar on Spark's classpath.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -46,15 +48,16 @@ as_root() {
     fi
 }
 
-# The Spark suite (tests/spark) runs PySpark 4 in local mode: a Java 17+ runtime, the
-# machine's when there is one.
+# The Spark suite (tests/spark) runs PySpark 4 in local mode: a Java 17+ runtime and
+# compiler (for soif's JVM data source), the machine's when there are.
 java_runtime() {
-    if command -v java >/dev/null 2>&1 \
-        && java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then
+    if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 \
+        && java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' \
+        && javac -version 2>&1 | grep -Eq 'javac (1[7-9]|[2-9][0-9])'; then
         return 0
     fi
     as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jdk-headless
 }
 
 # The browse pages' browser test (tests/python/test_browse.py) drives Debian's headless
@@ -88,6 +91,16 @@ python_tests() {
         echo "== pytest $suite"
         .venv/bin/python -m pytest -q "$suite" || status=$?
     done
+    # The Spark suite again with soif's JVM data source (the Rust decoder over JNI, built
+    # against the venv's PySpark): every test holds for both readers.
+    local jar
+    if jar="$(spark/build.sh .venv/bin/python)"; then
+        echo "== pytest tests/spark (JVM data source: $jar)"
+        SOIF_SPARK_JAR="$jar" .venv/bin/python -m pytest -q tests/spark || status=$?
+    else
+        echo "spark/build.sh failed" >&2
+        status=1
+    fi
     return "$status"
 }
 

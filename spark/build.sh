@@ -9,12 +9,12 @@ python="${1:-$root/.venv/bin/python}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 out="$target/spark"
 jars="$("$python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
-cargo build --release --manifest-path "$here/native/Cargo.toml" --target-dir "$target" >&2
+cargo build --release --locked --manifest-path "$here/native/Cargo.toml" --target-dir "$target" >&2
 arch="$(uname -m)"
 rm -rf "$out/classes"
 mkdir -p "$out/classes/native/linux-$arch"
 cp "$target/release/libsoif_spark.so" "$out/classes/native/linux-$arch/"
 javac -d "$out/classes" --release 17 -nowarn -cp "$jars/*" "$here"/java/org/soif/spark/*.java >&2
-mkdir -p "$out/classes/META-INF/services"
+cp -r "$here/resources/." "$out/classes/"
 jar --create --file "$out/soif-spark.jar" -C "$out/classes" . >&2
 echo "$out/soif-spark.jar"

@@ -205,10 +205,25 @@ _UNITS = {
 }
 
 
+#: The name this data source takes when soif's JVM data source owns ``soif`` (see
+#: :func:`register`); the JVM one hands it writes and remote files under this name.
+PYTHON_NAME = "soif_python"
+
+
 def register(spark: Any) -> None:
     """Registers the data source with ``spark`` under the format name ``soif``
-    (``spark.dataSource.register(SoifDataSource)``)."""
-    spark.dataSource.register(SoifDataSource)
+    (``spark.dataSource.register(SoifDataSource)``).
+
+    When soif's JVM data source (``soif-spark.jar``, built by ``spark/build.sh`` and given
+    to the session with ``spark.jars``) is on the classpath, it owns the name ``soif``: it
+    reads local files on the task threads and hands writes and other filesystems to this
+    data source, registered then as ``soif_python`` (:data:`PYTHON_NAME`)."""
+    try:
+        spark.dataSource.register(SoifDataSource)
+    except Exception as e:  # pyspark's AnalysisException, whose class differs by version
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+            raise
+        spark.dataSource.register(_BehindJvm)
 
 
 # -- options -------------------------------------------------------------------------------
@@ -678,6 +693,14 @@ class SoifDataSource(DataSource):
 
     def writer(self, schema: Any, overwrite: bool) -> "SoifWriter":
         return SoifWriter(self.options, schema, overwrite)
+
+
+class _BehindJvm(SoifDataSource):
+    """This data source under :data:`PYTHON_NAME`, behind soif's JVM data source."""
+
+    @classmethod
+    def name(cls) -> str:
+        return PYTHON_NAME
 
 
 class SoifReader(DataSourceReader):

@@ -10,6 +10,11 @@ Remote filesystems are tested against a local S3-compatible server (moto's, on
 names the endpoint (``?endpoint_override=127.0.0.1:PORT&scheme=http``). The credentials
 come from the environment, as on a cluster: the ``spark`` fixture sets ``AWS_*`` before
 the session starts, so that the JVM, and the Python workers it forks, inherit them.
+
+With ``SOIF_SPARK_JAR`` set (the jar ``spark/build.sh`` builds), the session has soif's
+JVM data source on its classpath: ``format("soif")`` then reads local files on the task
+threads (the Rust decoder over JNI) and hands writes and remote files to the Python data
+source. ``scripts/test.sh`` runs the suite both ways: every test holds for both readers.
 """
 
 import gzip
@@ -70,8 +75,11 @@ def spark():
 
     import soif.spark
 
+    builder = SparkSession.builder
+    if os.environ.get("SOIF_SPARK_JAR"):
+        builder = builder.config("spark.jars", os.environ["SOIF_SPARK_JAR"])
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("soif-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

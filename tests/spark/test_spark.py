@@ -144,11 +144,16 @@ def test_dropmalformed_drops_bad_records(spark, convert):
 def test_failfast_names_file_offset_and_record(spark):
     from pyspark.errors import PySparkException
 
+    from py4j.protocol import Py4JJavaError
+
     path = str(FIXTURES / "pipeline" / "bad.soif")
-    with pytest.raises(PySparkException) as e:
+    # PySpark turns the Python reader's error into a PySparkException, and leaves a task's
+    # Java exception (the JVM reader's) a Py4JJavaError.
+    with pytest.raises((PySparkException, Py4JJavaError)) as e:
         load(spark, path, mode="FAILFAST").collect()
     msg = str(e.value)
-    assert "DecodeError" in msg
+    # soif.DecodeError from the Python reader, org.soif.spark.SoifDecodeException from the JVM one.
+    assert "DecodeError" in msg or "SoifDecodeException" in msg
     assert f"{path}: byte 65, record 2" in msg
 
 
@@ -323,3 +328,44 @@ def test_empty_files_give_an_empty_dataframe(spark, tmp_path):
     df = load(spark, str(tmp_path))
     assert df.count() == 0
     assert df.columns == LAYOUT.names + ["_corrupt_record"]
+
+
+def test_the_jvm_reader_reads_local_files_when_its_jar_is_given(spark, tmp_path):
+    """With ``SOIF_SPARK_JAR`` (scripts/test.sh's second run of this suite), ``soif`` is
+    the JVM data source: local files are scanned in the JVM (a columnar scan, no Python);
+    without it, by the Python data source. Writes go through the Python one either way,
+    and its rows read back the same."""
+    df = load(spark, str(FIXTURES / "rfc2655"))
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    if os.environ.get("SOIF_SPARK_JAR"):
+        assert "ColumnarToRow" in plan and "(Python)" not in plan, plan
+    else:
+        assert "(Python)" in plan, plan
+    df.write.format("soif").mode("overwrite").save(str(tmp_path / "out"))
+    assert spark_rows(load(spark, str(tmp_path / "out"))) == spark_rows(df)
+
+
+def test_jvm_reader_globs_expand_as_python_globs(spark, tmp_path):
+    """The JVM reader expands paths itself (spark/java/org/soif/spark/Paths.java): the same
+    files, in the same order and spelling (``_source``), as ``expand_paths``."""
+    src = (FIXTURES / "rfc2655").glob("*.soif")
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / ".hidden").mkdir()
+    names = ["a.soif", "b.soif", "_skip.soif", ".dot.soif", "sub/c.soif", "sub/deeper/d.soif", ".hidden/e.soif"]
+    data = next(iter(src)).read_bytes()
+    for n in names:
+        (tmp_path / n).write_bytes(data)
+    patterns = [
+        str(tmp_path / "*.soif"),
+        str(tmp_path / "**" / "*.soif"),
+        str(tmp_path / "**"),
+        str(tmp_path / "s?b" / "[cd].soif"),
+        str(tmp_path / "sub" / "[!c]*"),
+        str(tmp_path / ".*.soif"),
+    ]
+    for pattern in patterns:
+        for recursive in ("false", "true"):
+            df = load(spark, pattern, includeSource="true", recursiveFileLookup=recursive)
+            got = sorted({r["_source"]["file"] for r in df.select("_source").collect()})
+            want = sorted(set(expand_paths([pattern], recursive=recursive == "true")))
+            assert got == want, (pattern, recursive)

@@ -24,8 +24,12 @@
 //! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
 //! ```
 
+// Shared with the Python module, which uses all of them; the policies and calls only it
+// needs (quarantine, `soif.records`' rows) are left unused here.
+#[allow(dead_code)]
 #[path = "../../../python/src/batches.rs"]
 mod batches;
+#[allow(dead_code)]
 #[path = "../../../python/src/core.rs"]
 mod core;
 
@@ -55,7 +59,7 @@ struct Thrown(&'static str, String);
 impl From<Failure> for Thrown {
     fn from(f: Failure) -> Thrown {
         match f {
-            Failure::Decode(r) => Thrown("org/soif/spark/SoifException", r.message),
+            Failure::Decode(r) => Thrown("org/soif/spark/SoifDecodeException", r.message),
             Failure::Io { message } => Thrown("java/io/IOException", message),
             Failure::Config(message) => Thrown("java/lang/IllegalArgumentException", message),
         }
@@ -174,7 +178,8 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
                 spec,
             ))
         } else {
-            let specs = soif_sources::expand(&[path]).map_err(|e| Thrown::from(Failure::from(e)))?;
+            let specs =
+                soif_sources::expand(&[path]).map_err(|e| Thrown::from(Failure::from(e)))?;
             let opts = soif_sources::SourceOptions {
                 max_record_size: decoder.max_record_size,
                 ..soif_sources::SourceOptions::default()
@@ -228,7 +233,10 @@ pub extern "system" fn Java_org_soif_spark_Native_next<'l>(
         if out.len() > room as usize {
             return Err(Thrown(
                 "java/lang/IllegalStateException",
-                format!("the descriptors array holds {room}, the batch needs {}", out.len()),
+                format!(
+                    "the descriptors array holds {room}, the batch needs {}",
+                    out.len()
+                ),
             ));
         }
         env.set_long_array_region(&descriptors, 0, &out)
@@ -242,7 +250,11 @@ pub extern "system" fn Java_org_soif_spark_Native_next<'l>(
 /// One array's node and buffers, then its children's (Arrow's IPC order): validity
 /// (address 0 and size 0 when there are no nulls), then the type's buffers (offsets,
 /// values).
-fn flatten(data: &ArrayData, nodes: &mut Vec<jlong>, buffers: &mut Vec<jlong>) -> Result<(), Thrown> {
+fn flatten(
+    data: &ArrayData,
+    nodes: &mut Vec<jlong>,
+    buffers: &mut Vec<jlong>,
+) -> Result<(), Thrown> {
     // The batches are built whole, never sliced: an offset would be a bug here, and the
     // JVM's vectors cannot take one.
     if data.offset() != 0 || data.nulls().is_some_and(|n| n.offset() != 0) {
@@ -286,28 +298,28 @@ pub extern "system" fn Java_org_soif_spark_Native_close<'l>(
     })
 }
 
-/// The splits of a plain file at true object boundaries (`soif split`): flat
+/// The splits of a plain file at true object boundaries (`soif split --parts`): flat
 /// `[start, end, first_record, envelope (-1: none), end_known (0/1)]` per split.
 #[no_mangle]
 pub extern "system" fn Java_org_soif_spark_Native_split<'l>(
     mut env: JNIEnv<'l>,
     _class: JClass<'l>,
     path: JString<'l>,
-    split_size: jlong,
+    parts: jlong,
     lenient: jboolean,
     max_record_size: jlong,
 ) -> jlongArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
         let path = string(env, &path)?;
         let opts = decoder_options(lenient, max_record_size)?;
-        let by = match size(split_size, "splitSize")? {
+        let by = match size(parts, "parts")? {
             0 => {
                 return Err(Thrown(
                     "java/lang/IllegalArgumentException",
-                    "splitSize must be positive".into(),
+                    "parts must be positive".into(),
                 ))
             }
-            s => soif_sources::range::By::Size(s),
+            n => soif_sources::range::By::Parts(n),
         };
         let splits = soif_sources::range::splits(std::path::Path::new(&path), opts, by)
             .map_err(|e| Thrown::from(Failure::from(e)))?;

@@ -36,6 +36,6 @@ final class Native {
     /** Ends a read. */
     static native void close(long handle);
 
-    /** The splits of a plain file: {@code [start, end, firstRecord, envelope, endKnown]*}. */
-    static native long[] split(String path, long splitSize, boolean lenient, long maxRecordSize);
+    /** The splits of a plain file in {@code parts} ranges of about equal size: {@code [start, end, firstRecord, envelope, endKnown]*}. */
+    static native long[] split(String path, long parts, boolean lenient, long maxRecordSize);
 }

@@ -40,7 +40,7 @@ final class SoifBatchReader implements PartitionReader<ColumnarBatch> {
         loader = new VectorLoader(root);
         ColumnVector[] columns = new ColumnVector[root.getFieldVectors().size()];
         for (int i = 0; i < columns.length; i++) {
-            columns[i] = new ArrowColumnVector(root.getVector(i));
+            columns[i] = new Column(root.getVector(i));
         }
         batch = new ColumnarBatch(columns);
         handle = Native.open(
@@ -84,6 +84,21 @@ final class SoifBatchReader implements PartitionReader<ColumnarBatch> {
     @Override
     public ColumnarBatch get() {
         return batch;
+    }
+
+    /**
+     * A column of the reader's vectors, which Spark must not close: it closes a batch
+     * once read ({@code ColumnarBatch.closeIfFreeable}), and closing an Arrow struct
+     * vector drops its children, which the next batch is loaded into. The reader closes
+     * the vectors itself, at the end.
+     */
+    private static final class Column extends ArrowColumnVector {
+        Column(org.apache.arrow.vector.ValueVector vector) {
+            super(vector);
+        }
+
+        @Override
+        public void close() {}
     }
 
     @Override

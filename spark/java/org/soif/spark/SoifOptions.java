@@ -76,38 +76,39 @@ final class SoifOptions implements Serializable {
             case "no":
                 return false;
             default:
-                throw new IllegalArgumentException("soif: option " + key + "='" + v + "': expected true or false");
+                throw new IllegalArgumentException(
+                        "soif: option " + key + "='" + get(options, key, "") + "': expected true or false");
         }
     }
 
-    /** A positive byte count: a number with an optional unit (KB, MB, GB, KiB, MiB, GiB). */
+    private static final java.util.regex.Pattern SIZE =
+            java.util.regex.Pattern.compile("\\A\\s*(\\d+)\\s*([A-Za-z]*)\\s*\\z");
+    private static final Map<String, Long> UNITS = Map.ofEntries(
+            Map.entry("", 1L), Map.entry("b", 1L),
+            Map.entry("k", 1000L), Map.entry("kb", 1000L), Map.entry("kib", 1L << 10),
+            Map.entry("m", 1000_000L), Map.entry("mb", 1000_000L), Map.entry("mib", 1L << 20),
+            Map.entry("g", 1000_000_000L), Map.entry("gb", 1000_000_000L), Map.entry("gib", 1L << 30));
+
+    /** A positive byte count: digits and an optional unit (as {@code soif.spark}'s {@code _size}). */
     static long size(Map<String, String> options, String key, long dflt) {
-        String raw = get(options, key, null);
-        if (raw == null) {
+        String v = get(options, key, null);
+        if (v == null) {
             return dflt;
         }
-        String v = raw.trim().toLowerCase(Locale.ROOT).replace("_", "");
-        long unit = 1;
-        String[][] units = {
-            {"kib", "1024"}, {"mib", "1048576"}, {"gib", "1073741824"},
-            {"kb", "1000"}, {"mb", "1000000"}, {"gb", "1000000000"}, {"b", "1"}
-        };
-        for (String[] u : units) {
-            if (v.endsWith(u[0])) {
-                unit = Long.parseLong(u[1]);
-                v = v.substring(0, v.length() - u[0].length()).trim();
-                break;
-            }
-        }
+        java.util.regex.Matcher m = SIZE.matcher(v);
+        Long unit = m.matches() ? UNITS.get(m.group(2).toLowerCase(Locale.ROOT)) : null;
         long n;
         try {
-            n = Math.multiplyExact(Long.parseLong(v), unit);
+            if (unit == null) {
+                throw new NumberFormatException();
+            }
+            n = Math.multiplyExact(Long.parseLong(m.group(1)), unit);
         } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException(
-                    "soif: option " + key + "='" + raw + "': expected a positive size (e.g. 64MiB)");
+            throw new IllegalArgumentException("soif: option " + key + "='" + v
+                    + "': expected a size in bytes (e.g. 134217728, 128MiB, 64MB)");
         }
         if (n <= 0) {
-            throw new IllegalArgumentException("soif: option " + key + "='" + raw + "' must be positive");
+            throw new IllegalArgumentException("soif: option " + key + "='" + v + "': must be positive");
         }
         return n;
     }

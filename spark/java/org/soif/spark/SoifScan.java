@@ -6,32 +6,22 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.StructType;
 
-/**
- * Plans the partitions on the driver: each compressed file whole, each plain file cut
- * into byte ranges of about {@code splitSize} at true object boundaries (the boundary
- * pass of {@code soif split}, so no record is lost or invented wherever a range falls).
- */
+/** The scan of local files: plans the partitions on the driver, and makes the tasks' readers. */
 final class SoifScan implements Scan, Batch {
-    private static final String[] COMPRESSED = {".gz", ".gzip", ".bz2", ".xz", ".zst", ".zstd"};
-
     private final StructType schema;
     private final Map<String, String> options;
     private final SoifOptions opts;
 
-    SoifScan(StructType schema, Map<String, String> options) {
+    SoifScan(StructType schema, Map<String, String> options, SoifOptions opts) {
         this.schema = schema;
         this.options = options;
-        this.opts = new SoifOptions(options);
+        this.opts = opts;
     }
 
     @Override
@@ -41,7 +31,7 @@ final class SoifScan implements Scan, Batch {
 
     @Override
     public String description() {
-        return "soif " + paths();
+        return "soif " + paths(options);
     }
 
     @Override
@@ -49,7 +39,8 @@ final class SoifScan implements Scan, Batch {
         return this;
     }
 
-    private List<String> paths() {
+    /** The paths {@code load} was given: {@code path} for one, {@code paths} (a JSON array) for a list. */
+    static List<String> paths(Map<String, String> options) {
         List<String> out = new ArrayList<>();
         String many = options.get("paths");
         if (many != null && !many.isEmpty()) {
@@ -71,80 +62,35 @@ final class SoifScan implements Scan, Batch {
         return out;
     }
 
-    private static boolean visible(Path p) {
-        String n = p.getName();
-        return !(n.startsWith(".") || n.startsWith("_"));
-    }
-
-    /** The files a path names: itself, a directory's visible files, a glob's matches. */
-    private void files(FileSystem fs, Path p, List<FileStatus> out) throws IOException {
-        FileStatus[] matched = fs.globStatus(p);
-        if (matched == null || matched.length == 0) {
-            throw new IllegalArgumentException("soif: " + p + ": no such file, or a pattern that matches nothing");
-        }
-        for (FileStatus st : matched) {
-            if (st.isDirectory()) {
-                FileStatus[] inside = fs.listStatus(st.getPath());
-                java.util.Arrays.sort(inside);
-                for (FileStatus c : inside) {
-                    if (!visible(c.getPath())) {
-                        continue;
-                    }
-                    if (c.isDirectory()) {
-                        if (opts.recursive) {
-                            files(fs, c.getPath(), out);
-                        }
-                    } else {
-                        out.add(c);
-                    }
-                }
-            } else {
-                out.add(st);
-            }
-        }
-    }
-
+    /**
+     * As the Python data source's {@code plan_partitions}: a compressed file whole, a plain
+     * file in as many ranges of about equal size as {@code splitSize} asks for (the stage
+     * takes as long as its longest task), cut at true object boundaries by the boundary
+     * pass of {@code soif split}; an empty file has none.
+     */
     @Override
     public InputPartition[] planInputPartitions() {
-        Configuration conf = new Configuration();
         List<InputPartition> parts = new ArrayList<>();
         try {
-            for (String raw : paths()) {
-                Path p = new Path(raw);
-                FileSystem fs = p.getFileSystem(conf);
-                if (!"file".equals(fs.getUri().getScheme())) {
-                    throw new IllegalArgumentException("soif: " + raw
-                            + ": the JVM reader reads local (or mounted) files; use the Python data source"
-                            + " (soif.spark.register) for other filesystems");
+            for (String path : Paths.expand(paths(options), opts.recursive)) {
+                if (Paths.compressed(path)) {
+                    parts.add(new SoifPartition(path));
+                    continue;
                 }
-                List<FileStatus> found = new ArrayList<>();
-                files(fs, p, found);
-                for (FileStatus st : found) {
-                    String local = st.getPath().toUri().getPath();
-                    if (compressed(local) || st.getLen() == 0) {
-                        parts.add(new SoifPartition(local));
-                        continue;
-                    }
-                    long[] s = Native.split(local, opts.splitSize, opts.lenient, opts.maxRecordSize);
-                    for (int i = 0; i + 4 < s.length; i += 5) {
-                        parts.add(new SoifPartition(local, s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4] != 0));
-                    }
+                long size = java.nio.file.Files.size(java.nio.file.Path.of(path));
+                long n = Math.max(1, (size + opts.splitSize - 1) / opts.splitSize);
+                long[] s = Native.split(path, n, opts.lenient, opts.maxRecordSize);
+                for (int i = 0; i + 4 < s.length; i += 5) {
+                    parts.add(new SoifPartition(path, s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4] != 0));
                 }
             }
+        } catch (java.io.FileNotFoundException e) {
+            // A bad path is a bad argument of load(): PySpark shows it as such.
+            throw new IllegalArgumentException(e.getMessage(), e);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw new UncheckedIOException(e.getMessage(), e);
         }
         return parts.toArray(new InputPartition[0]);
-    }
-
-    private static boolean compressed(String path) {
-        String lower = path.toLowerCase(java.util.Locale.ROOT);
-        for (String ext : COMPRESSED) {
-            if (lower.endsWith(ext)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override

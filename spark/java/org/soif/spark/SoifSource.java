@@ -1,30 +1,54 @@
 package org.soif.spark;
 
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * soif's JVM data source: reads SOIF with the project's Rust decoder on the executors'
- * task threads (over JNI, see {@code spark/native}), handing Spark Arrow batches without a
- * copy.
+ * The {@code soif} format when this jar is on Spark's classpath: local (and mounted)
+ * files are read here, by the project's Rust decoder on the executors' task threads (over
+ * JNI, {@code spark/native}), which hands Spark its Arrow batches without a copy; writes,
+ * and reads of other filesystems ({@code s3://}, {@code hdfs://}…), go to the Python data
+ * source ({@code soif.spark}, registered by {@code soif.spark.register(spark)}), which
+ * remains the reference for every option.
+ *
+ * <p>Why both: the Python Data Source API runs the decoder in a Python worker and ships
+ * each batch to the JVM over a socket, where the task thread waits for it; here the task
+ * thread decodes itself (the Spark benchmark in the README gives the figures). The rows
+ * are the same: both call the same reading loop ({@code python/src/core.rs}) with the same
+ * options and the same splits.
  *
  * <pre>
- * spark.read.format("org.soif.spark.SoifSource").option("mode", "FAILFAST").load(path)
+ * spark = SparkSession.builder.config("spark.jars", "soif-spark.jar").getOrCreate()
+ * soif.spark.register(spark)            # writes, remote filesystems
+ * spark.read.format("soif").load("archive/")
  * </pre>
  */
 public final class SoifSource implements TableProvider, DataSourceRegister {
+    static final String NAME = "soif";
+
+    /** The Python data source's name behind this one (soif.spark.PYTHON_NAME). */
+    static final String PYTHON_NAME = "soif_python";
+
     @Override
     public String shortName() {
-        return "soif";
+        return NAME;
     }
 
     @Override
@@ -32,21 +56,43 @@ public final class SoifSource implements TableProvider, DataSourceRegister {
         return Layout.schema(new SoifOptions(options));
     }
 
+    /** A write's schema is the DataFrame's (the Python writer checks it). */
     @Override
-    public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-        return new SoifTable(schema);
+    public boolean supportsExternalMetadata() {
+        return true;
     }
 
-    static final class SoifTable implements SupportsRead {
-        private final StructType schema;
+    @Override
+    public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        return new SoifTable(schema, partitioning, properties);
+    }
 
-        SoifTable(StructType schema) {
+    /** The same table in the Python data source (Spark's own provider of Python data sources). */
+    static Table python(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        SparkSession session = SparkSession.active();
+        if (!session.sessionState().dataSourceManager().dataSourceExists(PYTHON_NAME)) {
+            throw new IllegalStateException("soif: writing SOIF, and reading other filesystems than local ones, is done"
+                    + " by soif's Python data source: call soif.spark.register(spark) first (in the soif Python package)");
+        }
+        PythonDataSourceV2 provider = new PythonDataSourceV2();
+        provider.setShortName(PYTHON_NAME);
+        return provider.getTable(schema, partitioning, properties);
+    }
+
+    static final class SoifTable implements SupportsRead, SupportsWrite {
+        private final StructType schema;
+        private final Transform[] partitioning;
+        private final Map<String, String> properties;
+
+        SoifTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
             this.schema = schema;
+            this.partitioning = partitioning;
+            this.properties = properties;
         }
 
         @Override
         public String name() {
-            return "soif";
+            return NAME;
         }
 
         @Override
@@ -55,13 +101,44 @@ public final class SoifSource implements TableProvider, DataSourceRegister {
         }
 
         @Override
+        public Transform[] partitioning() {
+            return partitioning;
+        }
+
+        @Override
+        public Map<String, String> properties() {
+            return properties;
+        }
+
+        @Override
         public Set<TableCapability> capabilities() {
-            return Set.of(TableCapability.BATCH_READ);
+            return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE);
         }
 
         @Override
         public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-            return () -> new SoifScan(schema, options);
+            SoifOptions opts = new SoifOptions(options);
+            if (!SoifScan.paths(options).stream().allMatch(SoifTable::local)) {
+                return ((SupportsRead) python(schema, partitioning, properties)).newScanBuilder(options);
+            }
+            StructType layout = Layout.schema(opts);
+            if (!Arrays.equals(schema.fieldNames(), layout.fieldNames())) {
+                throw new IllegalArgumentException(
+                        "soif: the schema is soif's Arrow layout and cannot be set with .schema(...); expected the columns "
+                                + Arrays.toString(layout.fieldNames()) + ", got " + Arrays.toString(schema.fieldNames())
+                                + " (select or cast columns after loading)");
+            }
+            return () -> new SoifScan(layout, options, opts);
+        }
+
+        private static boolean local(String path) {
+            String scheme = new Path(path).toUri().getScheme();
+            return scheme == null || scheme.equalsIgnoreCase("file") || scheme.length() == 1;
+        }
+
+        @Override
+        public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+            return ((SupportsWrite) python(schema, partitioning, properties)).newWriteBuilder(info);
         }
     }
 }
