@@ -1,7 +1,8 @@
 """Spark: ``spark.read.format("soif")`` → Parquet against Spark's own JSON reader on the
 same records as JSON Lines (``spark.read.schema(...).json``) → Parquet, in one run.
 
-    python python/bench/spark_vs_json.py --data /work/data-spark            # 1 GB, then deletes it
+    python python/bench/spark_vs_json.py --data /work/data-spark --jar "$(spark/build.sh)"   # 1 GB
+    python python/bench/spark_vs_json.py --data /work/data-spark            # the Python data source only
     python python/bench/spark_vs_json.py --data /tmp/sb --plain 2 --gz 1 --file-size 100MB --keep
 
 Generates the archive with ``soif-gen`` (``--plain`` plain files and ``--gz`` gzip'd ones,
@@ -12,7 +13,9 @@ too, so both readers get one unsplittable partition for them). Then, each in a f
 Spark process (the JVM's start-up is not timed; the read and the Parquet write are):
 
 1. ``soif`` → Parquet on ``local[2]`` and ``local[1]``, and on ``local[2]`` with a
-   32 MiB ``splitSize``;
+   32 MiB ``splitSize``. With ``--jar`` (soif's JVM data source, which ``spark.jars``
+   puts on Spark's classpath, where it takes the format name ``soif``), ``soif`` is the JVM
+   reader, and the Python data source is timed too, on ``local[2]`` and ``local[1]``;
 2. JSON (``spark.read.schema("template STRING, url STRING, action STRING, attributes
    MAP<STRING, STRING>").json``) → Parquet on ``local[2]`` and ``local[1]``;
 3. ``soif`` → Parquet on ``local[2]`` over a quarter of the archive (one plain file and
@@ -27,8 +30,11 @@ Spark process (the JVM's start-up is not timed; the read and the Parquet write a
    partitions, materialized before the warm-up; a 6 GiB driver heap holds it) → Parquet: a
    reader that costs nothing, which leaves Spark's Parquet writer alone.
 
-Each timed job follows a warm-up job on a 2 MB file in the same session (the JIT, the
-Python workers and the planner's Python process start once per session). Each line gives
+Each timed job follows a warm-up job on a ``--warm-size`` file (32 MB) of the same
+kind in the same session (the JIT compiles the hot code, the Python workers and the
+planner's Python process start, once per session). The four headline jobs (soif and JSON
+on ``local[2]`` and ``local[1]``) run ``--repeat`` times (3), each in a fresh process, and
+the run of median wall time is kept. Each line gives
 the wall time, the records written, the CPU time of the JVM and of the Python workers
 during the job (from /proc, exited workers included) and, of the JVM's, the share of its
 JIT compiler threads, and the peak resident memory of the
@@ -199,9 +205,11 @@ def one(args: argparse.Namespace) -> None:
             df = cached
         elif args.what in ("parquet", "cached"):
             df = spark.read.parquet(*paths)
-        elif args.what in ("soif", "jvm"):
-            df = spark.read.format("soif" if args.what == "soif" else "org.soif.spark.SoifSource")
-            df = df.option("mode", "FAILFAST")
+        elif args.what == "soif":
+            # With --jar on Spark's classpath, "soif" is soif's JVM data source.
+            df = spark.read.format("soif").option("mode", "FAILFAST")
+            for kv in args.option or []:
+                df = df.option(*kv.split("=", 1))
             if args.split_size:
                 df = df.option("splitSize", args.split_size)
             df = df.load(paths)
@@ -213,11 +221,12 @@ def one(args: argparse.Namespace) -> None:
             df.write.parquet(out)
         return df
 
-    # A warm-up job on a small file first (the JIT, Spark's Python workers and the
-    # planner's Python process start once per session, a cost of seconds that a long job
-    # pays once): the timed job is the steady state of a session.
-    warm = {"soif": "warm.soif", "jvm": "warm.soif", "json": "warm.jsonl"}.get(args.what, "warm.parquet")
-    job([os.path.join(args.data, "warm", warm)])
+    # A warm-up job on a smaller file first (the JIT compiles the hot code, Spark's Python
+    # workers and the planner's Python process start, once per session: a cost of seconds
+    # that a long job pays once): the timed job is the steady state of a session. The JIT
+    # still compiles during it (its CPU is reported).
+    warm = {"soif": "warm.soif", "json": "warm.jsonl"}.get(args.what, "warm.parquet")
+    job([os.path.join(args.data, f"warm-{args.warm_size}", warm)])
     c0 = cpu_seconds()
     t0 = time.perf_counter()
     df = job(args.paths)
@@ -255,10 +264,34 @@ def run(
     split_size: str = "",
     sink: str = "parquet",
     driver_memory: str = "",
+    jar: bool = False,
+    repeat: int = 1,
+) -> dict:
+    """Runs a job `repeat` times, each in a fresh Spark process; the run of median wall time."""
+    runs = sorted((run_once(label, what, master, paths, args, split_size, sink, driver_memory, jar)
+                   for _ in range(repeat)), key=lambda r: r["wall"])
+    if repeat > 1:
+        print(f"{'':<42} median of {repeat}: {runs[len(runs) // 2]['wall']:6.2f} s", flush=True)
+    return runs[len(runs) // 2]
+
+
+def run_once(
+    label: str,
+    what: str,
+    master: str,
+    paths: list,
+    args: argparse.Namespace,
+    split_size: str,
+    sink: str,
+    driver_memory: str,
+    jar: bool,
 ) -> dict:
     cmd = [sys.executable, __file__, "--one", what, "--master", master, "--data", args.data, "--sink", sink]
-    if args.jar:
+    cmd += ["--warm-size", args.warm_size]
+    if jar:
         cmd += ["--jar", args.jar]
+    for kv in args.option or []:
+        cmd += ["--option", kv]
     if driver_memory:
         cmd += ["--driver-memory", driver_memory]
     if split_size:
@@ -296,10 +329,12 @@ def generate(args: argparse.Namespace) -> tuple:
     pdir = os.path.join(args.data, "parquet")
     os.makedirs(pdir, exist_ok=True)
     extra = ["--summaries-only"] if args.summaries_only else []
-    warm = os.path.join(args.data, "warm")
+    warm = os.path.join(args.data, f"warm-{args.warm_size}")
     os.makedirs(warm, exist_ok=True)
     if not os.path.exists(os.path.join(warm, "warm.jsonl")):
-        subprocess.run([gen, "--size", "2MB", "--seed", "99", *extra, "-o", os.path.join(warm, "warm.soif")], check=True)
+        subprocess.run(
+            [gen, "--size", args.warm_size, "--seed", "99", *extra, "-o", os.path.join(warm, "warm.soif")], check=True
+        )
         subprocess.run(
             [soif_cli, "convert", os.path.join(warm, "warm.soif"), "--to", "jsonl", "-q", "-o", os.path.join(warm, "warm.jsonl")],
             check=True,
@@ -374,8 +409,11 @@ def main() -> None:
     ap.add_argument("--summaries-only", action="store_true", help="soif-gen --summaries-only: ~1.2 KB records")
     ap.add_argument("--keep", action="store_true", help="keep the generated data")
     ap.add_argument("--bin", help="the directory of soif and soif-gen")
-    ap.add_argument("--jar", help="soif's JVM data source (spark/build.sh): also time it")
-    ap.add_argument("--one", choices=["soif", "jvm", "json", "parquet", "cached"], help=argparse.SUPPRESS)
+    ap.add_argument("--jar", help="soif's JVM data source (spark/build.sh): time soif with it, and without")
+    ap.add_argument("--option", action="append", help="KEY=VALUE: an option of soif's reader (repeatable)")
+    ap.add_argument("--warm-size", default="32MB", help="the warm-up job's file (soif-gen --size)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of the four headline jobs (the median is kept)")
+    ap.add_argument("--one", choices=["soif", "json", "parquet", "cached"], help=argparse.SUPPRESS)
     ap.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     ap.add_argument("--split-size", default="", help=argparse.SUPPRESS)
     ap.add_argument("--sink", default="parquet", choices=["parquet", "noop"], help=argparse.SUPPRESS)
@@ -410,34 +448,45 @@ def main() -> None:
             f"(gzip'd files whole: {args.gz})"
         )
         small = [soif_files[0], soif_files[-1]] if args.gz else soif_files[:1]
-        s2 = run("soif -> parquet, local[2]", "soif", "local[2]", soif_files, args)
-        j2 = run("json -> parquet, local[2]", "json", "local[2]", json_files, args)
-        s1 = run("soif -> parquet, local[1]", "soif", "local[1]", soif_files, args)
-        j1 = run("json -> parquet, local[1]", "json", "local[1]", json_files, args)
-        s32 = run("soif -> parquet, local[2], splitSize 32MiB", "soif", "local[2]", soif_files, args, "32MiB")
-        sq = run(f"soif -> parquet, local[2], {size(small)} subset", "soif", "local[2]", small, args)
+        jvm = bool(args.jar)
+        name = "soif (JVM)" if jvm else "soif"
+        n = args.repeat
+        s2 = run(f"{name} -> parquet, local[2]", "soif", "local[2]", soif_files, args, jar=jvm, repeat=n)
+        j2 = run("json -> parquet, local[2]", "json", "local[2]", json_files, args, repeat=n)
+        s1 = run(f"{name} -> parquet, local[1]", "soif", "local[1]", soif_files, args, jar=jvm, repeat=n)
+        j1 = run("json -> parquet, local[1]", "json", "local[1]", json_files, args, repeat=n)
+        py2 = py1 = None
+        if jvm:
+            py2 = run("soif (Python) -> parquet, local[2]", "soif", "local[2]", soif_files, args)
+            py1 = run("soif (Python) -> parquet, local[1]", "soif", "local[1]", soif_files, args)
+        s32 = run(f"{name} -> parquet, local[2], splitSize 32MiB", "soif", "local[2]", soif_files, args, "32MiB", jar=jvm)
+        sq = run(f"{name} -> parquet, local[2], {size(small)} subset", "soif", "local[2]", small, args, jar=jvm)
         sm = run(
-            "soif -> parquet, local[2], 512 MiB driver heap", "soif", "local[2]", soif_files, args, driver_memory="512m"
+            f"{name} -> parquet, local[2], 512 MiB driver heap",
+            "soif",
+            "local[2]",
+            soif_files,
+            args,
+            driver_memory="512m",
+            jar=jvm,
         )
-        sn = run("soif -> noop (read only), local[2]", "soif", "local[2]", soif_files, args, sink="noop")
+        sn = run(f"{name} -> noop (read only), local[2]", "soif", "local[2]", soif_files, args, sink="noop", jar=jvm)
         jn = run("json -> noop (read only), local[2]", "json", "local[2]", json_files, args, sink="noop")
-        sn1 = run("soif -> noop (read only), local[1]", "soif", "local[1]", soif_files, args, sink="noop")
+        sn1 = run(f"{name} -> noop (read only), local[1]", "soif", "local[1]", soif_files, args, sink="noop", jar=jvm)
         p2 = run("Spark's Parquet reader -> parquet, local[2]", "parquet", "local[2]", parquet_files, args)
         p1 = run("Spark's Parquet reader -> parquet, local[1]", "parquet", "local[1]", parquet_files, args)
         c2 = run("cached in memory -> parquet, local[2]", "cached", "local[2]", parquet_files, args)
         c1 = run("cached in memory -> parquet, local[1]", "cached", "local[1]", parquet_files, args)
-        assert s2["rows"] == j2["rows"] == s1["rows"] == s32["rows"] == sm["rows"] == p2["rows"] == c2["rows"], (
-            s2,
-            j2,
-            s1,
-            s32,
-            sm,
-            p2,
-            c2,
-        )
-        print(f"soif vs JSON (local[2]): {j2['wall'] / s2['wall']:.2f}x faster")
+        rows = {r["rows"] for r in (s2, j2, s1, j1, s32, sm, p2, c2, *([py2, py1] if jvm else []))}
+        assert len(rows) == 1, rows
+        print(f"{name} vs JSON (local[2]): {j2['wall'] / s2['wall']:.2f}x faster")
+        if py2 is not None and py1 is not None:
+            print(
+                f"soif (Python) vs JSON (local[2]): {j2['wall'] / py2['wall']:.2f}x; "
+                f"local[2] vs local[1] {py1['wall'] / py2['wall']:.2f}x"
+            )
         print(
-            f"local[2] vs local[1]: soif {s1['wall'] / s2['wall']:.2f}x, "
+            f"local[2] vs local[1]: {name} {s1['wall'] / s2['wall']:.2f}x, "
             f"Spark's JSON path {j1['wall'] / j2['wall']:.2f}x"
         )
         print(
@@ -445,15 +494,14 @@ def main() -> None:
             f"{p1['wall'] / p2['wall']:.2f}x); a reader that costs nothing (cached) {j2['wall'] / c2['wall']:.2f}x JSON "
             f"(local[2] vs local[1] {c1['wall'] / c2['wall']:.2f}x)"
         )
-        print(f"read only: soif vs JSON {jn['wall'] / sn['wall']:.2f}x; local[2] vs local[1] {sn1['wall'] / sn['wall']:.2f}x")
+        print(f"read only: {name} vs JSON {jn['wall'] / sn['wall']:.2f}x; local[2] vs local[1] {sn1['wall'] / sn['wall']:.2f}x")
         busy = (s1["cpu_jvm"] + s1["cpu_python"]) / s1["wall"]
         print(
-            f"local[1] keeps {busy:.2f} of the {os.cpu_count()} cores busy (the Python worker beside the task "
-            f"thread, the JVM's GC and JIT threads): local[2] can be at most {os.cpu_count() / busy:.2f}x local[1] "
-            "on this machine"
+            f"local[1] keeps {busy:.2f} of the {os.cpu_count()} cores busy ({s1['cpu_jit']:.1f} s of it the JIT "
+            f"compiler's): local[2] can be at most {os.cpu_count() / busy:.2f}x local[1] on this machine"
         )
         print(
-            f"Parquet write alone (JVM CPU, parquet minus noop): soif {s2['cpu_jvm'] - sn['cpu_jvm']:.1f} s, "
+            f"Parquet write alone (JVM CPU, parquet minus noop): {name} {s2['cpu_jvm'] - sn['cpu_jvm']:.1f} s, "
             f"JSON {j2['cpu_jvm'] - jn['cpu_jvm']:.1f} s"
         )
         print(
