@@ -21,6 +21,13 @@ writes DataFrames in that layout back as canonical SOIF::
 pyspark is imported only by this module (``import soif`` works without it), and only the
 driver and executors that use the data source need it.
 
+soif's JVM data source (``spark/`` in the repository: a jar built by ``spark/build.sh``,
+given to the session with ``spark.jars``) reads the same format faster: it owns the name
+``soif`` when it is on the classpath, decodes local files on the executors' task threads
+(the same Rust reading loop, over JNI, with the same paths, partitions, options, rows
+and errors), and hands writes and remote filesystems to this data source, which
+:func:`register` then registers as ``soif_python`` (:data:`PYTHON_NAME`).
+
 Reading
 -------
 ``load`` takes a path, a directory (its files, not recursing unless

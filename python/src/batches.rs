@@ -23,6 +23,9 @@
 //! good good good BAD BAD good good    (objects of a mapped file, on_error="column")
 //! [Spans: 3 rows][Rows: 2][Spans: 2]  (three batches; read as a stream: one batch)
 //! ```
+//!
+//! This file is also compiled into soif's JVM data source for Spark (`spark/native`,
+//! through `#[path]`), whose reader is this same loop: keep it free of Python types.
 
 use crate::core::{Chunk, Core, Corrupt, Failure, Placed, Row};
 use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};

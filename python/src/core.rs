@@ -12,6 +12,9 @@
 //! and `_source` columns), other inputs' records and (`on_error="column"`) bad records
 //! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
 //! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
+//!
+//! This file is also compiled into soif's JVM data source for Spark (`spark/native`,
+//! through `#[path]`), whose reader is this same loop: keep it free of Python types.
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;

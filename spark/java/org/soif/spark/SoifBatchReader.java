@@ -25,7 +25,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * are allocated here (Arrow's loader makes an all-set one).
  */
 final class SoifBatchReader implements PartitionReader<ColumnarBatch> {
-    /** Room for every array's node and buffers; the layout needs 2 + 2 × 18 + 2 × 52 at most. */
+    /** Room for every array's node and buffers: the layout and both extra columns need 2 + 2 × 20 + 2 × 50. */
     private static final int DESCRIPTORS = 512;
 
     private final BufferAllocator allocator = new RootAllocator(Long.MAX_VALUE);
@@ -43,9 +43,15 @@ final class SoifBatchReader implements PartitionReader<ColumnarBatch> {
             columns[i] = new Column(root.getVector(i));
         }
         batch = new ColumnarBatch(columns);
-        handle = Native.open(
-                p.path, p.ranged, p.start, p.end, p.firstRecord, p.envelope, p.endKnown,
-                o.lenient, o.maxRecordSize, o.mode, o.includeSource, o.batchSize);
+        try {
+            handle = Native.open(
+                    p.path, p.ranged, p.start, p.end, p.firstRecord, p.envelope, p.endKnown,
+                    o.lenient, o.maxRecordSize, o.mode, o.includeSource, o.batchSize);
+        } catch (RuntimeException | Error e) {
+            root.close();
+            allocator.close();
+            throw e;
+        }
     }
 
     @Override
