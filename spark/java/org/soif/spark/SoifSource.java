@@ -95,7 +95,9 @@ public final class SoifSource implements TableProvider, DataSourceRegister {
             return NAME;
         }
 
+        // Deprecated since Spark 3.4 for columns(), which Spark 4 still derives from it.
         @Override
+        @SuppressWarnings("deprecation")
         public StructType schema() {
             return schema;
         }
