@@ -2,20 +2,14 @@ package org.soif.spark;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.arrow.vector.types.FloatingPointPrecision;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * soif's Arrow layout as a Spark schema (the Parquet sink's columns and types, as
- * {@code soif.spark} declares them), and the Arrow schema of the native reader's batches.
+ * soif's Arrow layout as a Spark schema: the Parquet sink's columns and types, as
+ * {@code soif.spark} declares them, and the extra columns the options ask for.
  */
 final class Layout {
     private Layout() {}
@@ -53,41 +47,5 @@ final class Layout {
             })));
         }
         return new StructType(fields.toArray(new StructField[0]));
-    }
-
-    /** The Arrow schema of a Spark schema made of the layout's types. */
-    static Schema arrow(StructType schema) {
-        List<Field> fields = new ArrayList<>();
-        for (StructField sf : schema.fields()) {
-            fields.add(arrow(sf.name(), sf.dataType()));
-        }
-        return new Schema(fields);
-    }
-
-    private static Field arrow(String name, DataType type) {
-        if (type instanceof StructType) {
-            List<Field> children = new ArrayList<>();
-            for (StructField sf : ((StructType) type).fields()) {
-                children.add(arrow(sf.name(), sf.dataType()));
-            }
-            return new Field(name, FieldType.nullable(ArrowType.Struct.INSTANCE), children);
-        }
-        if (type instanceof ArrayType) {
-            Field item = arrow("element", ((ArrayType) type).elementType());
-            return new Field(name, FieldType.nullable(ArrowType.List.INSTANCE), List.of(item));
-        }
-        ArrowType t;
-        if (type.equals(DataTypes.StringType)) {
-            t = ArrowType.Utf8.INSTANCE;
-        } else if (type.equals(DataTypes.BinaryType)) {
-            t = ArrowType.Binary.INSTANCE;
-        } else if (type.equals(DataTypes.LongType)) {
-            t = new ArrowType.Int(64, true);
-        } else if (type.equals(DataTypes.DoubleType)) {
-            t = new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
-        } else {
-            throw new IllegalStateException("soif: no Arrow type for " + type);
-        }
-        return new Field(name, FieldType.nullable(t), null);
     }
 }
