@@ -8,8 +8,8 @@
 //! itself (and the batch-building threads of the reading loop), and a batch crosses as
 //! addresses: [`next`](Java_org_soif_spark_Native_next) writes, in the order of Arrow's
 //! IPC format (each column depth-first: its node, then its buffers), the length and null
-//! count of every array and the address and size of every buffer, and the Java side wraps
-//! them as `ArrowBuf`s loaded into its vectors (`VectorLoader`). The batch stays alive in
+//! count of every array and the address and size of every buffer, and the Java side's
+//! column vectors (`NativeColumn`) read the values there. The batch stays alive in
 //! the handle until the next call, which is what Spark's `PartitionReader` contract asks
 //! of a reader: a batch is used before `next()` is called again.
 //!
