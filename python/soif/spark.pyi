@@ -20,6 +20,7 @@ DEFAULT_SPLIT_SIZE: int
 CORRUPT_RECORD: str
 ABORT_GRACE_SECONDS: float
 SOURCE: str
+PYTHON_NAME: str
 
 def register(spark: SparkSession) -> None: ...
 class RemoteFile:
