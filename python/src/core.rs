@@ -19,7 +19,7 @@
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use soif_arrow::Spans;
-use soif_codecs::soif::split::decode_range;
+use soif_codecs::soif::split::{decode_range, RangeSpec};
 use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, ObjectSpans, SoifDecoder};
 use soif_codecs::Record;
 use soif_pipeline::source::{InputData, Rejection, Source};
@@ -156,6 +156,33 @@ enum Feed {
         stream: futures::stream::BoxStream<'static, soif_pipeline::source::RecordItem>,
         records: u64,
     },
+}
+
+/// The source of files read by path, for both front ends (`soif.read` and the JVM
+/// reader): a byte range of one plain file, starting in the decoder state `range` gives,
+/// or the files `paths` name (globs and directories expanded, compressed files inflated).
+pub fn path_source(
+    paths: &[String],
+    range: Option<RangeSpec>,
+    max_record_size: usize,
+) -> Result<Box<dyn Source>, Failure> {
+    if let (Some(spec), [path]) = (range, paths) {
+        return Ok(Box::new(soif_sources::range::RangeSource::new(
+            PathBuf::from(path),
+            spec,
+        )));
+    }
+    if range.is_some() {
+        return Err(Failure::Config(
+            "a byte range is read from one file: give one path".into(),
+        ));
+    }
+    let specs = soif_sources::expand(paths)?;
+    let opts = soif_sources::SourceOptions {
+        max_record_size,
+        ..soif_sources::SourceOptions::default()
+    };
+    Ok(Box::new(soif_sources::InputSource::new(specs, opts)))
 }
 
 /// See the module documentation.

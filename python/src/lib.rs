@@ -239,44 +239,34 @@ impl Reader {
             source: source_column,
         };
         let src: Box<dyn Source> = match (kind, range) {
-            ("paths", Some((start, end, first_record, envelope, end_known))) => {
+            ("paths", range) => {
                 let paths: Vec<String> = source.extract()?;
-                let [path] = &paths[..] else {
-                    return Err(PyValueError::new_err(
-                        "range= reads one byte range of one file: give one path",
-                    ));
+                let spec = match range {
+                    None => None,
+                    Some(_) if paths.len() != 1 => {
+                        return Err(PyValueError::new_err(
+                            "range= reads one byte range of one file: give one path",
+                        ))
+                    }
+                    Some((start, end, _, _, _)) if end < start => {
+                        return Err(PyValueError::new_err(format!(
+                            "range=({start}, {end}): the end is before the start"
+                        )))
+                    }
+                    Some((start, end, first_record, envelope, end_known)) => Some(RangeSpec {
+                        start,
+                        end,
+                        first_record,
+                        envelope,
+                        end_known,
+                    }),
                 };
-                let spec = RangeSpec {
-                    start,
-                    end,
-                    first_record,
-                    envelope,
-                    end_known,
-                };
-                if end < start {
-                    return Err(PyValueError::new_err(format!(
-                        "range=({start}, {end}): the end is before the start"
-                    )));
-                }
-                Box::new(soif_sources::range::RangeSource::new(
-                    PathBuf::from(path),
-                    spec,
-                ))
+                py.detach(|| core::path_source(&paths, spec, max_record_size))
+                    .map_err(|f| failure_error(py, f))?
             }
             (_, Some(_)) => return Err(PyValueError::new_err(
                 "range= reads a byte range of a file: give its path (not bytes or a file object)",
             )),
-            ("paths", None) => {
-                let paths: Vec<String> = source.extract()?;
-                let specs = py
-                    .detach(|| soif_sources::expand(&paths))
-                    .map_err(|e| failure_error(py, e.into()))?;
-                let opts = soif_sources::SourceOptions {
-                    max_record_size,
-                    ..soif_sources::SourceOptions::default()
-                };
-                Box::new(soif_sources::InputSource::new(specs, opts))
-            }
             ("bytes", None) => {
                 let data: PyBackedBytes = source.extract()?;
                 Box::new(input::BytesInput::new(&name, data))

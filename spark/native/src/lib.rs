@@ -34,7 +34,7 @@ mod batches;
 mod core;
 
 use crate::batches::{Batches, Extras};
-use crate::core::{Core, Counts, Failure, Policy};
+use crate::core::{path_source, Core, Counts, Failure, Policy};
 use arrow_array::{Array, RecordBatch};
 use arrow_data::ArrayData;
 use jni::objects::{JClass, JLongArray, JString};
@@ -42,9 +42,7 @@ use jni::sys::{jboolean, jint, jlong, jlongArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::DecoderOptions;
-use soif_pipeline::source::Source;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A read in progress: the reading loop and the batch last handed out.
@@ -165,27 +163,18 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
                     format!("batchSize must be positive, got {batch_size}"),
                 )
             })?;
-        let source: Box<dyn Source> = if ranged == JNI_TRUE {
-            let spec = RangeSpec {
+        let range = if ranged == JNI_TRUE {
+            Some(RangeSpec {
                 start: size(start, "start")?,
                 end: size(end, "end")?,
                 first_record: size(first_record, "first_record")?,
                 envelope: (envelope >= 0).then_some(envelope as u64),
                 end_known: end_known == JNI_TRUE,
-            };
-            Box::new(soif_sources::range::RangeSource::new(
-                PathBuf::from(path),
-                spec,
-            ))
+            })
         } else {
-            let specs =
-                soif_sources::expand(&[path]).map_err(|e| Thrown::from(Failure::from(e)))?;
-            let opts = soif_sources::SourceOptions {
-                max_record_size: decoder.max_record_size,
-                ..soif_sources::SourceOptions::default()
-            };
-            Box::new(soif_sources::InputSource::new(specs, opts))
+            None
         };
+        let source = path_source(&[path], range, decoder.max_record_size)?;
         let extras = Extras {
             corrupt: policy == Policy::Column,
             source: source_column == JNI_TRUE,
