@@ -72,20 +72,43 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def read_stat(path: str) -> Any:
+    """A /proc stat file's command name and the fields after it; None when it is gone."""
+    try:
+        with open(path) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.index("(") + 1 : stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+
+
+def descendants(parent: dict) -> set:
+    """The processes below this one, given each process's parent (pid -> ppid)."""
+    me = os.getpid()
+    below, changed = {me}, True
+    while changed:
+        changed = False
+        for pid, ppid in parent.items():
+            if ppid in below and pid not in below:
+                below.add(pid)
+                changed = True
+    return below - {me}
+
+
 def children() -> dict:
     """pid -> (ppid, cmdline) of every process."""
     out = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
+        stat = read_stat(f"/proc/{d}/stat")
         try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{d}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except (OSError, ValueError, IndexError):
+        except OSError:
             continue
-        out[int(d)] = (ppid, cmd)
+        if stat is not None:
+            out[int(d)] = (int(stat[1][1]), cmd)
     return out
 
 
@@ -95,25 +118,12 @@ def cpu_seconds() -> dict:
     ticks = os.sysconf("SC_CLK_TCK")
     procs = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat.rsplit(")", 1)[1].split()
-        procs[int(d)] = (int(fields[1]), comm, sum(int(x) for x in fields[11:15]))
-    below, changed = {os.getpid()}, True
-    while changed:
-        changed = False
-        for pid, (ppid, _, _) in procs.items():
-            if ppid in below and pid not in below:
-                below.add(pid)
-                changed = True
+        stat = read_stat(f"/proc/{d}/stat") if d.isdigit() else None
+        if stat is not None:
+            comm, fields = stat
+            procs[int(d)] = (int(fields[1]), comm, sum(int(x) for x in fields[11:15]))
     out = {"jvm": 0.0, "python": 0.0, "jit": 0.0}
-    for pid in below - {os.getpid()}:
+    for pid in descendants({pid: p[0] for pid, p in procs.items()}):
         _, comm, t = procs[pid]
         out["jvm" if "java" in comm else "python"] += t / ticks
         if "java" in comm:
@@ -123,19 +133,15 @@ def cpu_seconds() -> dict:
 
 def jit_seconds(pid: int, ticks: int) -> float:
     """CPU time of a JVM's live JIT compiler threads ("C1/C2 CompilerThread")."""
-    total = 0
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return 0.0
+    total = 0
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if "CompilerThre" in stat[stat.index("(") + 1 : stat.rindex(")")]:
-            total += sum(int(x) for x in stat.rsplit(")", 1)[1].split()[11:13])
+        stat = read_stat(f"/proc/{pid}/task/{tid}/stat")
+        if stat is not None and "CompilerThre" in stat[0]:
+            total += sum(int(x) for x in stat[1][11:13])
     return total / ticks
 
 
@@ -148,19 +154,10 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        me = os.getpid()
         while not self.stop.is_set():
             procs = children()
-            below = {me}
-            changed = True
-            while changed:
-                changed = False
-                for pid, (ppid, _) in procs.items():
-                    if ppid in below and pid not in below:
-                        below.add(pid)
-                        changed = True
             total = 0
-            for pid in below - {me}:
+            for pid in descendants({pid: p[0] for pid, p in procs.items()}):
                 cmd = procs[pid][1]
                 r = rss_kib(pid)
                 if "java" in cmd.split(" ")[0]:
@@ -268,8 +265,10 @@ def run(
     repeat: int = 1,
 ) -> dict:
     """Runs a job `repeat` times, each in a fresh Spark process; the run of median wall time."""
-    runs = sorted((run_once(label, what, master, paths, args, split_size, sink, driver_memory, jar)
-                   for _ in range(repeat)), key=lambda r: r["wall"])
+    runs = sorted(
+        (run_once(label, what, master, paths, args, split_size, sink, driver_memory, jar) for _ in range(repeat)),
+        key=lambda r: r["wall"],
+    )
     if repeat > 1:
         print(f"{'':<42} median of {repeat}: {runs[len(runs) // 2]['wall']:6.2f} s", flush=True)
     return runs[len(runs) // 2]
