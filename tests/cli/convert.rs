@@ -1,7 +1,7 @@
 //! `soif convert` end to end: inputs (files, compressed files, directories, globs, stdin),
 //! JSON Lines exactly as SPEC §4 says, and the `soif → jsonl → soif` round trip.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// RFC 2655 §6: "The following are some example summary objects using the generic

@@ -2,7 +2,7 @@
 //! counts (records in = out + rejected + filtered) and the quarantine file holding exactly
 //! the rejected records' bytes.
 
-mod common;
+use crate::common;
 use common::*;
 
 const GOOD_A: &[u8] = b"@DOCUMENT { http://a/\nTitle{1}:\tA\n}\n";

@@ -4,7 +4,7 @@
 //! and their quarantined bytes — on an archive whose values hold fake objects, inside an
 //! envelope, with damaged objects; and what cannot be split is refused clearly.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Every RDM type of the note's table over HTTP, with the note's example requests
 //! (seed `000_…txt`; canonical copies in `tests/fixtures/rdm/`).
 
-mod common;
+use crate::common;
 
 use common::*;
 use soif_codecs::rdm::{QueryLanguage, RdmType, Schema, ServerDescription, TaxonomyInfo};

@@ -1,7 +1,7 @@
 //! The rdfxml sink on the seed examples and on hostile values, checked by parsing the
 //! output with a real RDF/XML parser (oxrdfxml) and looking at the triples.
 
-mod common;
+use crate::common;
 
 use oxrdf::{NamedOrBlankNode, Term};
 use soif_codecs::{Record, Value};

@@ -2,7 +2,7 @@
 //! 127.0.0.1 (port chosen at run time). The body is sent in pieces with pauses between
 //! them, so the input is read as a stream, never as one download.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -2,7 +2,7 @@
 //! that bound it. Every server listens on 127.0.0.1 on a port chosen at run time; some
 //! clients connect from other loopback addresses (127.0.0.2…) to be other clients.
 
-mod common;
+use crate::common;
 
 use common::*;
 use soif_codecs::rdm::RdmType;

@@ -1,9 +1,9 @@
 //! `soif convert --to rdfxml` end to end. The triples themselves are checked with a real
-//! RDF/XML parser in `sinks/tests/rdfxml.rs`; here: the seeds through the CLI, the same
+//! RDF/XML parser in `sinks/tests/sinks/rdfxml.rs`; here: the seeds through the CLI, the same
 //! output with and without `-t dc` (one crosswalk), and hostile bytes read by the decoder
 //! still giving well-formed XML (checked with Python's XML parser when python3 exists).
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -2,7 +2,7 @@
 //! from `--columns`, from `--schema`; lists after `collapse`; Latin-1; and the output read
 //! back by Python's csv module (skipped, with a note, when python3 is missing).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! rejections and the same quarantine bytes; nothing good is lost next to something bad;
 //! and the summary adds up: records in = out + rejected + filtered.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::io::Write;

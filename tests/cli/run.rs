@@ -1,7 +1,7 @@
 //! `soif run PIPELINE.toml` end to end: several inputs, a transform chain, two sinks in
 //! one pass, the error policy from the file, and every example in `configs/`.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 
@@ -189,7 +189,7 @@ fn the_bundled_configs_work() {
         if config.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
-        // It harvests a server: tests/oai_source.rs runs it against `soif serve`.
+        // It harvests a server: tests/cli/oai_source.rs runs it against `soif serve`.
         if config.file_name().is_some_and(|n| n == "oai-mirror.toml") {
             continue;
         }

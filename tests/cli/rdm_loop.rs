@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::Serve;
 
 const SOIF: &str = env!("CARGO_BIN_EXE_soif");

@@ -8,7 +8,7 @@
 //! File times are set with `filetime` instead of sleeping: "being written" is a time
 //! within `--settle` (60 s by default) of now, "finished" an hour ago.
 
-mod common;
+use crate::common;
 
 use common::{code, one, soif, stderr, stdout};
 use filetime::FileTime;

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-mod common;
+use crate::common;
 use common::{code, convert, stderr, summary, Serve};
 
 const TOKEN: &str = "oai-token";

@@ -2,7 +2,7 @@
 //! deletions, hostile bytes. (The pytest suite in `tests/python/` validates the responses
 //! against the official schemas and harvests with stock clients.)
 
-mod common;
+use crate::common;
 
 use common::*;
 use soif_catalog::SqliteStore;

@@ -1,6 +1,6 @@
 //! `soif stats` end to end, and the CIP-HINT object of RFC 2655 Appendix B.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn documents() -> String {

@@ -2,7 +2,7 @@
 //! them as streams. Both paths run the one parser, so everything a user sees must be
 //! identical: output, rejections and their messages, the quarantine file, the summary.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! The csv sink on the seed examples: columns from a first pass ([`ColumnCollector`]),
 //! read back with the csv crate and, when python3 is installed, with Python's csv module.
 
-mod common;
+use crate::common;
 
 use soif_codecs::{Record, Value};
 use soif_pipeline::Sink;

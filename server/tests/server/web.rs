@@ -2,7 +2,7 @@
 //! hostile values, security headers, paging, 404s. (`tests/python/test_browse.py` drives
 //! headless Chromium through the same pages.)
 
-mod common;
+use crate::common;
 
 use common::*;
 

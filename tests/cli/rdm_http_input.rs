@@ -8,7 +8,7 @@
 
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::Serve;
 
 const SOIF: &str = env!("CARGO_BIN_EXE_soif");

@@ -2,7 +2,7 @@
 //! idempotent re-run, a record without URL under `--on-error skip`, and a process killed
 //! (SIGKILL) mid-load, then re-run to the same content as a clean run.
 
-mod common;
+use crate::common;
 
 use common::one;
 use rusqlite::types::Value as SqlValue;

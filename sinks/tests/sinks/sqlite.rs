@@ -2,7 +2,7 @@
 //! envelope, an idempotent re-run, an interrupted run (dropped mid-batch, as a crash
 //! would leave it) then re-run, and an RDM schema giving types and names.
 
-mod common;
+use crate::common;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
@@ -147,7 +147,7 @@ fn rerun_is_idempotent() {
 
 /// A run that stops mid-batch (the sink dropped without `finish`, as when the run fails;
 /// a crash leaves the same uncommitted transaction) keeps whole batches only; re-running
-/// converges. The kill -9 case is in the root `tests/sqlite.rs`.
+/// converges. The kill -9 case is in the root `tests/cli/sqlite.rs`.
 #[test]
 fn interrupted_run_is_consistent_and_rerun_converges() {
     let dir = tempfile::tempdir().unwrap();

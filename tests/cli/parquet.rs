@@ -4,7 +4,7 @@
 //! groups; the temporary name; the wide layout (columns, lists after `collapse`, typed
 //! columns from a schema, a value that does not convert); another layout refused.
 
-mod common;
+use crate::common;
 
 use common::{code, convert as run, convert_ok as ok, fixture, stderr, summary};
 use parquet::file::reader::{FileReader, SerializedFileReader};

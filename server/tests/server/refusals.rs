@@ -2,7 +2,7 @@
 //! malformed bodies and requests (an RDM status-response with RDM-Error-Message and a
 //! fitting HTTP status, never a crash), bodies over the limit, bodies that break off.
 
-mod common;
+use crate::common;
 
 use common::*;
 use soif_codecs::rdm::RdmType;
@@ -446,7 +446,7 @@ async fn a_submission_that_breaks_off_writes_nothing() {
 async fn clients_that_stop_reading_do_not_starve_the_catalog() {
     let server = Server::start_with(&["catalog"], Some(TOKEN), |c| {
         c.body_idle_timeout = std::time::Duration::from_millis(300);
-        // All from one address: the per-client bound (tests/hostile.rs) is not the point
+        // All from one address: the per-client bound (hostile.rs) is not the point
         // here, the cut-off is.
         c.max_reads_per_client = 64;
         c.read_wait = std::time::Duration::from_secs(10);

@@ -5,7 +5,7 @@
 //! examples — with exit statuses and the summary counts; a chain of several `-t`; `order`
 //! over more records than its memory budget; and a pipeline file for `soif run`.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! a file, read back (`--from arrow`, by name, by magic bytes on stdin) to the same
 //! canonical SOIF byte for byte; another schema refused naming the input.
 
-mod common;
+use crate::common;
 
 use common::{code, convert as run, convert_ok as ok, fixture, stderr};
 
