@@ -13,12 +13,18 @@
 //! into typed structs. [`oai_ids`] is the OAI-PMH identifier scheme of `soif serve`'s
 //! provider, which its OAI-PMH source reads back; [`packed`] is a compact binary form of a
 //! whole record for temporary files.
+//!
+//! Below the engine as well: the record rules ([`rules`]: value text, dates, attribute
+//! names, Dublin Core, `@SCHEMA` files) and the errors every crate above shares
+//! ([`run_error`]).
 
 pub mod generate;
 pub mod oai_ids;
 pub mod packed;
 pub mod rdm;
 pub mod record;
+pub mod rules;
+pub mod run_error;
 pub mod soif;
 
 pub use record::{Action, Attribute, Position, Record, Repair, Value};

@@ -6,17 +6,7 @@
 use crate::Error;
 use soif_codecs::Record;
 
-/// Why a sink did not take one record.
-#[derive(Debug, thiserror::Error)]
-pub enum SinkError {
-    /// This record cannot be written (e.g. a value the format cannot hold); the engine
-    /// applies `--on-error` to it and goes on.
-    #[error("{0}")]
-    Rejected(String),
-    /// The sink cannot go on (disk full, server refused): the run fails.
-    #[error(transparent)]
-    Fatal(#[from] Error),
-}
+pub use soif_codecs::run_error::SinkError;
 
 /// A destination for records.
 pub trait Sink: Send {

@@ -20,7 +20,7 @@
 //! `Dublin-Core-1` …) maps each attribute whose name, without a `-N` suffix, is one of the
 //! fifteen elements (`TITLE`, `CREATOR-2`, …) to that `dc:` element. Any other record is
 //! first mapped by the `dc` transform's default crosswalk
-//! ([`soif_pipeline::transforms::dc::Crosswalk`], the single definition of the mapping:
+//! ([`soif_codecs::rules::dc::Crosswalk`], the single definition of the mapping:
 //! `Title`→TITLE, `Author-N`→CREATOR, `Keywords`→SUBJECT, the URL→IDENTIFIER, dates as ISO
 //! 8601, Harvest types as MIME types, …); a value it cannot convert is kept and counted as
 //! a warning. Attributes without a Dublin Core counterpart are not written: Simple Dublin
@@ -48,11 +48,11 @@
 
 use crate::value_text::text_counted;
 use crate::Charset;
+use soif_codecs::rules::dc::Crosswalk;
+use soif_codecs::rules::text::{escape_text, xml_chars};
+use soif_codecs::rules::{dates, names};
 use soif_codecs::{Record, Value};
-use soif_pipeline::transforms::dc::Crosswalk;
-use soif_pipeline::transforms::{dates, names};
 use soif_pipeline::{Error, Sink, SinkError};
-use soif_store::text::{escape_text, xml_chars};
 use std::borrow::Cow;
 use std::io::Write;
 
@@ -60,8 +60,7 @@ const RDF_NS: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
 const DC_NS: &str = "http://purl.org/dc/elements/1.1/";
 const DCTERMS_NS: &str = "http://purl.org/dc/terms/";
 
-use soif_store::text::dc_element;
-pub use soif_store::text::DC_ELEMENTS;
+use soif_codecs::rules::dc::xml_element;
 
 /// Writes records as Simple Dublin Core in RDF/XML.
 pub struct RdfXmlSink<W: Write + Send> {
@@ -163,7 +162,7 @@ impl<W: Write + Send> RdfXmlSink<W> {
             let Value::Bytes(value) = &attr.value else {
                 continue;
             };
-            let Some(element) = dc_element(names::base_name(&attr.name)) else {
+            let Some(element) = xml_element(names::base_name(&attr.name)) else {
                 continue;
             };
             has_identifier |= element == "identifier";
@@ -225,7 +224,7 @@ impl<W: Write + Send> Sink for RdfXmlSink<W> {
     }
 }
 
-pub use soif_pipeline::transforms::dc::is_dublin_core;
+use soif_codecs::rules::dc::is_dublin_core;
 
 /// The URL as an absolute IRI (RFC 3987), percent-encoding what may not appear; `None`
 /// when it has no scheme.
@@ -401,7 +400,7 @@ mod tests {
         assert!(is_dublin_core(b"Dublin-Core"));
         assert!(is_dublin_core(b"dublin-core-1"));
         assert!(!is_dublin_core(b"DOCUMENT"));
-        assert_eq!(dc_element(b"CREATOR"), Some("creator"));
-        assert_eq!(dc_element(b"Author"), None);
+        assert_eq!(xml_element(b"CREATOR"), Some("creator"));
+        assert_eq!(xml_element(b"Author"), None);
     }
 }

@@ -14,7 +14,7 @@
 //! - `oai_dc`: a `Dublin-Core` record (RFC 2655 Appendix C) whose URL is the item's OAI
 //!   identifier (what a later deletion names) and whose attributes are the `dc:` elements
 //!   in document order, named by the appendix — `dc:title` is `TITLE`: the `dc` crosswalk's
-//!   element table ([`soif_pipeline::transforms::dc::ELEMENTS`]) read backwards. An
+//!   element table ([`soif_codecs::rules::dc::ELEMENTS`]) read backwards. An
 //!   element given several times is numbered as in the appendix's example (`CREATOR-1`,
 //!   `CREATOR-2`); once, it is plain (`TITLE`). Elements outside Dublin Core's namespace
 //!   are left out.
@@ -60,11 +60,11 @@ use bytes::Bytes;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::NsReader;
+use soif_codecs::rules::dc::{ELEMENTS, TEMPLATE as DC_TEMPLATE};
 use soif_codecs::{Action, Position, Record};
 use soif_pipeline::error::error_chain;
 use soif_pipeline::retry::retry_after;
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
-use soif_pipeline::transforms::dc::{ELEMENTS, TEMPLATE as DC_TEMPLATE};
 use soif_pipeline::Error;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -209,7 +209,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         }
     }
     let schema = match &args.schema {
-        Some(p) => Some(soif_pipeline::transforms::validate::load_schema(p)?),
+        Some(p) => Some(soif_codecs::rules::schema::load_schema(p)?),
         None => None,
     };
     let taxonomy = match &args.taxonomy {

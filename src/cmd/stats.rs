@@ -449,7 +449,7 @@ impl Stats {
 /// RFC 2655 §4: the attribute name matches ignoring case and a `-N` suffix (the rule the
 /// `match` transform uses).
 fn rfc2655_matches(name: &[u8], attr: &str) -> bool {
-    soif_pipeline::transforms::names::attribute_matches(attr.as_bytes(), name)
+    soif_codecs::rules::names::attribute_matches(attr.as_bytes(), name)
 }
 
 fn leaves(v: &Value) -> Vec<&Bytes> {

@@ -11,9 +11,10 @@
 
 use super::{fail, runtime, InputArgs, Reporter, EXIT_OK, EXIT_REJECTED};
 use clap::Args;
+use soif_codecs::rules::schema::load_schema;
 use soif_pipeline::engine::{ErrorPolicy, Observer, Progress};
 use soif_pipeline::transforms;
-use soif_pipeline::transforms::validate::{load_schema, Unknown, Validate};
+use soif_pipeline::transforms::validate::{Unknown, Validate};
 use soif_pipeline::{Engine, Error, Summary};
 use std::io::Write;
 use std::path::PathBuf;

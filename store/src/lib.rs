@@ -16,7 +16,9 @@
 //! - [`fts`]: the keyword index (FTS5) the RDM server's keyword language uses;
 //! - [`runs`]: `soif_runs`, one row per load;
 //! - [`datestamps`]: when each record last changed (or was deleted), for OAI-PMH;
-//! - [`text`]: values as text, JSON and XML (the policy every text output shares).
+//!
+//! Values become text, JSON and XML under the record rules of
+//! [`soif_codecs::rules::text`], the policy every text output shares.
 //!
 //! # Layout (version 2)
 //!
@@ -144,7 +146,6 @@ pub mod runs;
 pub mod schema;
 pub mod store;
 pub mod tables;
-pub mod text;
 mod upsert_stmt;
 pub mod write;
 
@@ -153,7 +154,6 @@ pub use runs::{RunCounts, RunSummary};
 pub use schema::{sql_type_for, SchemaColumns};
 pub use store::{SqliteStore, StoreError, StoreOptions};
 pub use tables::{quote_ident, ColumnInfo, TableInfo, TABLES_VERSION};
-pub use text::Charset;
 pub use write::UpsertMode;
 
 #[cfg(test)]

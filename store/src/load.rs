@@ -4,8 +4,8 @@
 
 use crate::runs::RunCounts;
 use crate::store::{SqliteStore, StoreError, StoreOptions};
+use soif_codecs::run_error::{Error, SinkError};
 use soif_codecs::{Action, Record};
-use soif_pipeline::{Error, SinkError};
 use std::path::Path;
 use std::time::Duration;
 

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The schema is read by the shared RDM parser ([`soif_codecs::rdm::Schema`], through
-//! the `validate` transform's [`load_schema`]), so `--schema` accepts and rejects the same
+//! [`load_schema`], the same as the `validate` transform's), so `--schema` accepts and rejects the same
 //! files for the csv and sqlite sinks as for `-t validate`. Entries come in the order of
 //! their number.
 //!
@@ -31,9 +31,9 @@
 //! ```
 
 use soif_codecs::rdm::{RdmError, Schema};
+use soif_codecs::rules::schema::load_schema;
+use soif_codecs::run_error::Error;
 use soif_codecs::Record;
-use soif_pipeline::transforms::validate::load_schema;
-use soif_pipeline::Error;
 use std::path::Path;
 
 /// One `SOIF-Attribute-N` entry of a schema.

@@ -8,11 +8,11 @@ use crate::tables::{
     ident_text, key_param, now, quote_ident, unique_name, upgrade, value_bytes, ColumnInfo,
     FastMap, TableInfo, CREATE_META, MAX_COLUMNS, MAX_TABLES, TABLES_VERSION,
 };
-use crate::text::Charset;
 use crate::upsert_stmt;
 use crate::write::{Scratch, Table};
 use bytes::Bytes;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use soif_codecs::rules::text::Charset;
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! written by older versions, how templates and attributes are named as tables and
 //! columns, and [`TableInfo`], which turns a table's rows back into records.
 
-use crate::text::from_json;
 use bytes::Bytes;
 use rusqlite::types::{ToSqlOutput, ValueRef};
+use soif_codecs::rules::text::from_json;
 use soif_codecs::{Attribute, Record, Value};
 use std::collections::{HashMap, HashSet};
 

@@ -5,6 +5,7 @@ use crate::tables::{ident_text, unique_name, MAX_COLUMNS};
 use crate::write::MAX_MERGE_SQL;
 use bytes::Bytes;
 use rusqlite::Connection;
+use soif_codecs::rules::text::Charset;
 use soif_codecs::{Action, Attribute, Record, Value};
 use std::collections::HashSet;
 use std::time::Duration;

@@ -5,11 +5,11 @@
 use crate::datestamps::{Clock, DATESTAMP_COLUMN};
 use crate::store::{SqliteStore, StoreError};
 use crate::tables::{key_param, now, quote_ident, FastMap, TableInfo};
-use crate::text::{latin1, to_json, Charset};
 use crate::upsert_stmt;
 use bytes::Bytes;
 use rusqlite::params;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
+use soif_codecs::rules::text::{latin1, to_json, Charset};
 use soif_codecs::{Action, Record, Value};
 use std::collections::{HashMap, HashSet};
 

@@ -10,9 +10,9 @@
 //! that spill to disk (see [`super::seen`] for the method and its exactness). How many
 //! duplicates were dropped is reported as a warning at the end.
 
-use super::names::{is_url, values_matching};
 use super::seen::SeenSet;
 use crate::{Emit, Error, Transform};
+use soif_codecs::rules::names::{is_url, values_matching};
 use soif_codecs::Record;
 use std::path::PathBuf;
 

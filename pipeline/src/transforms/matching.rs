@@ -11,9 +11,9 @@
 //! Several `-t match:…` steps in a row all have to match (AND). Records that do not match
 //! are dropped: that is the filter's purpose, not an error.
 
-use super::names::{ascii_lower, attribute_matches, is_url};
 use crate::{Emit, Error, Transform};
 use memchr::memmem::Finder;
+use soif_codecs::rules::names::{ascii_lower, attribute_matches, is_url};
 use soif_codecs::Record;
 
 /// The `match` transform.

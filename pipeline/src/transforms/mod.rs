@@ -26,9 +26,11 @@
 //! | `match:Attr=value`                 | [`matching`]   | RFC 2655 §4 matching                  |
 //! | `dedupe[:url\|ATTR]`               | [`dedupe`]     | first record per key                  |
 //!
-//! Shared helpers: [`names`] (the `-N` / `<n>-` naming rules), [`dates`] (every date
-//! form the data uses, to ISO 8601), [`seen`] (a bounded set of fingerprints);
-//! `order` keeps its runs as [`soif_codecs::packed`] records.
+//! Shared helper: [`seen`] (a bounded set of fingerprints). The record rules the
+//! transforms apply — attribute names, dates, collapsing, the Dublin Core crosswalk,
+//! `@SCHEMA` files — live below the engine, in [`soif_codecs::rules`], where the sinks,
+//! sources and server use the same ones; `order` keeps its runs as
+//! [`soif_codecs::packed`] records.
 //!
 //! The transforms never hold an unbounded number of records: `order` spills sorted runs
 //! to temporary files, `dedupe` and `validate`'s uniqueness check keep 128-bit
@@ -36,11 +38,9 @@
 //! and [`TransformContext::temp_dir`].
 
 pub mod collapse;
-pub mod dates;
 pub mod dc;
 pub mod dedupe;
 pub mod matching;
-pub mod names;
 pub mod scope;
 pub mod seen;
 pub mod validate;
@@ -185,7 +185,9 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
 /// The sort-key types the schema (`ctx.schema`) gives, by lower-case attribute name.
 fn schema_key_types(ctx: &TransformContext) -> Result<HashMap<String, view::KeyType>, Error> {
     match &ctx.schema {
-        Some(path) => Ok(validate::key_types(&validate::load_schema(path)?)),
+        Some(path) => Ok(validate::key_types(
+            &soif_codecs::rules::schema::load_schema(path)?,
+        )),
         None => Ok(HashMap::new()),
     }
 }

@@ -2,7 +2,7 @@
 //! "RDM-Query-Language: Gatherer": "send any RD which has been modified since a given
 //! date").
 //!
-//! DATE is any form [`super::dates`] reads: `since:Sun, 06 Nov 1994 08:49:37 GMT`,
+//! DATE is any form [`soif_codecs::rules::dates`] reads: `since:Sun, 06 Nov 1994 08:49:37 GMT`,
 //! `since:1994-11-06`, `since:784111777`. A record is kept when its modification time is
 //! **at or after** DATE. Its modification time is the latest of the values of
 //! `Last-Modification-Time`, `Last-Modified` and `Update-Time` (names matched as in
@@ -12,9 +12,9 @@
 //! be modified since DATE and is left out; how many were, and one example, is reported
 //! as a warning at the end so that nothing disappears silently.
 
-use super::dates::{self, When};
-use super::names::values_matching;
 use crate::{Emit, Error, Transform};
+use soif_codecs::rules::dates::{self, When};
+use soif_codecs::rules::names::values_matching;
 use soif_codecs::Record;
 
 /// The attributes that carry a record's modification time, in RDM and Harvest data.

@@ -15,7 +15,7 @@
 //!   is a value of `Author`, the note's multi-value convention): `int`/`integer`/
 //!   `serial` (and `bigint`, `smallint`, `int(11)`…) a whole number, `float`/`real`/
 //!   `double`/`decimal`/`numeric` a number, `date`/`datetime`/`timestamp` a date in any
-//!   form [`super::dates`] reads, `varchar(N)`/`char(N)` at most N bytes, `boolean` one
+//!   form [`soif_codecs::rules::dates`] reads, `varchar(N)`/`char(N)` at most N bytes, `boolean` one
 //!   of `0 1 true false yes no`. `varchar`, `char`, `text` and `blob` take any bytes.
 //!   An unknown type is not checked (one warning).
 //! - **Enforce-Uniqueness: 1**: no value of the attribute may repeat, across records or
@@ -27,53 +27,21 @@
 //!   warning per attribute name, with where it was first seen, and a count at the end)
 //!   or `reject`.
 
-use super::dates;
-use super::names::split_suffix;
 use super::seen::SeenSet;
 use crate::{Emit, Error, Transform};
 use soif_codecs::rdm::{DataType, Schema, SchemaEntry};
-use soif_codecs::soif::{decode_all, DecoderOptions};
+use soif_codecs::rules::dates;
+use soif_codecs::rules::names::split_suffix;
+use soif_codecs::rules::schema::load_schema;
 use soif_codecs::Record;
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// A schema file is configuration, not data: refuse anything larger than this.
-const MAX_SCHEMA_FILE: u64 = 16 << 20;
 
 /// How many distinct unknown attribute names get their own warning.
 const MAX_UNKNOWN_WARNINGS: usize = 100;
 
 /// How many problems of one record are spelled out in its reason.
 const MAX_PROBLEMS: usize = 5;
-
-/// Reads the first `@SCHEMA` object of a SOIF file.
-pub fn load_schema(path: &Path) -> Result<Schema, Error> {
-    let shown = path.display();
-    let file = std::fs::File::open(path)
-        .map_err(|e| Error::Config(format!("cannot open the schema {shown}: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SCHEMA_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::Config(format!("cannot read the schema {shown}: {e}")))?;
-    if bytes.len() as u64 > MAX_SCHEMA_FILE {
-        return Err(Error::Config(format!(
-            "the schema {shown} is larger than {} MiB",
-            MAX_SCHEMA_FILE >> 20
-        )));
-    }
-    // Lenient: hand-written schemas carry the note's `{x}` sizes and miscounted values.
-    let opts = DecoderOptions::default().lenient().named(shown.to_string());
-    for item in decode_all(&bytes, opts) {
-        let record =
-            item.map_err(|e| Error::Config(format!("the schema {shown} is not valid SOIF: {e}")))?;
-        if record.template.eq_ignore_ascii_case(b"SCHEMA") {
-            return Schema::from_record(&record)
-                .map_err(|e| Error::Config(format!("the schema {shown}: {e}")));
-        }
-    }
-    Err(Error::Config(format!("{shown} holds no @SCHEMA object")))
-}
 
 /// What to do with attributes the schema does not describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

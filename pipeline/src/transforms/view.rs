@@ -11,11 +11,11 @@
 //! - `hits:10` (the first ten) or `hits:11..20` (the 11th through 20th, inclusive) —
 //!   View-Hits; `hits:11..` is everything from the 11th on.
 
-use super::dates;
-use super::names::{ascii_lower, attribute_matches, is_url, split_embed};
 use crate::{Emit, Error, Transform};
 use bytes::Bytes;
 use soif_codecs::packed;
+use soif_codecs::rules::dates;
+use soif_codecs::rules::names::{ascii_lower, attribute_matches, is_url, split_embed};
 use soif_codecs::Record;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};

@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 use proptest::prelude::*;
+use soif_codecs::rules::collapse::{collapse, expand, is_canonical};
 use soif_codecs::{Attribute, Record, Value};
-use soif_pipeline::transforms::collapse::{collapse, expand, is_canonical};
 use soif_pipeline::transforms::{build, TransformContext};
 use soif_pipeline::Collect;
 

@@ -1,9 +1,9 @@
 //! The `dc` crosswalk on the seed examples (decoded from the canonical fixtures of
 //! RFC 2655 §6 / App. C and the Harvest manual), and a user mapping file.
 
+use soif_codecs::rules::dc::{crosswalk, Crosswalk};
 use soif_codecs::soif::{decode_all, DecoderOptions};
 use soif_codecs::{Record, Value};
-use soif_pipeline::transforms::dc::{crosswalk, Crosswalk};
 use soif_pipeline::transforms::{build, TransformContext};
 use soif_pipeline::Collect;
 

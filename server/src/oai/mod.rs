@@ -40,8 +40,8 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use soif_codecs::rules::text::escape_text;
 use soif_store::datestamps::{self, Entry, Window};
-use soif_store::text::escape_text;
 use soif_store::SqliteStore;
 use std::sync::Arc;
 use std::time::Duration;
@@ -511,7 +511,7 @@ fn list_sets(store: &SqliteStore, args: &Args) -> VerbResult {
         out.push_str(&format!(
             "<set><setSpec>{}</setSpec><setName>{}</setName></set>",
             ids::set_spec(&t),
-            escape_text(&soif_store::text::xml_chars(&String::from_utf8_lossy(&t)).0)
+            escape_text(&soif_codecs::rules::text::xml_chars(&String::from_utf8_lossy(&t)).0)
         ));
     }
     out.push_str("</ListSets>");

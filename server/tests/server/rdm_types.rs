@@ -336,7 +336,7 @@ async fn server_description() {
 #[tokio::test(flavor = "multi_thread")]
 async fn schema_description_schema_basic() {
     let schema_file = fixture_path("rdm/schema.soif");
-    let schema = soif_pipeline::transforms::validate::load_schema(&schema_file).unwrap();
+    let schema = soif_codecs::rules::schema::load_schema(&schema_file).unwrap();
     let server = Server::start_with(&["catalog"], Some(TOKEN), |c| {
         c.schema = Some(schema.clone());
     })

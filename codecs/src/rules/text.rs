@@ -1,5 +1,5 @@
 //! Values as text, JSON and XML: the one policy shared by the sinks (csv, jsonl, rdfxml,
-//! sqlite), the catalog and the server's OAI-PMH provider.
+//! sqlite), the catalog store and the server's OAI-PMH provider.
 //!
 //! Values are bytes. Where a format needs text, a value that is valid UTF-8 is used as is;
 //! otherwise [`Charset::Latin1`] reads it as ISO 8859-1 (what 1990s Harvest data usually
@@ -7,16 +7,16 @@
 //! who counts a warning.
 //!
 //! ```
-//! use soif_store::text::{to_text, Charset};
+//! use soif_codecs::rules::text::{to_text, Charset};
 //! let (text, replaced) = to_text(b"caf\xe9", Charset::Latin1);
 //! assert_eq!((text.as_ref(), replaced), ("café", false));
 //! let (text, replaced) = to_text(b"caf\xe9", Charset::Utf8);
 //! assert_eq!((text.as_ref(), replaced), ("caf\u{fffd}", true));
 //! ```
 
+use crate::{Attribute, Value};
 use base64::Engine as _;
 use bytes::Bytes;
-use soif_codecs::{Attribute, Value};
 use std::borrow::Cow;
 
 /// How values that are not UTF-8 are turned into text.
@@ -136,34 +136,6 @@ pub fn from_json(j: &serde_json::Value) -> Value {
     }
 }
 
-/// The fifteen Simple Dublin Core elements, in RFC 2655 Appendix C's order.
-pub const DC_ELEMENTS: [&str; 15] = [
-    "title",
-    "creator",
-    "subject",
-    "description",
-    "publisher",
-    "contributor",
-    "date",
-    "type",
-    "format",
-    "identifier",
-    "source",
-    "language",
-    "relation",
-    "coverage",
-    "rights",
-];
-
-/// The Dublin Core element for an attribute of a `Dublin-Core` record, by its name
-/// without a `-N` suffix (`TITLE` → `title`), ignoring ASCII case.
-pub fn dc_element(base: &[u8]) -> Option<&'static str> {
-    DC_ELEMENTS
-        .iter()
-        .find(|e| e.as_bytes().eq_ignore_ascii_case(base))
-        .copied()
-}
-
 /// Whether XML 1.0 forbids the character (C0 controls other than tab, LF and CR; U+FFFE,
 /// U+FFFF).
 pub fn xml_forbidden(c: char) -> bool {
@@ -223,7 +195,6 @@ mod tests {
             "a&lt;b\u{fffd}&#13;&amp;\u{fffd}"
         );
         assert_eq!(w, 2);
-        assert_eq!(dc_element(b"TITLE"), Some("title"));
     }
 
     #[test]

@@ -12,8 +12,8 @@
 //! (`Author-1`, `Author-12`), so that writing the number back gives the same name.
 //! `Version-01` or `Part-0` are plain names.
 
+use crate::Record;
 use bytes::Bytes;
-use soif_codecs::Record;
 
 /// A numeric suffix larger than this is treated as part of the name; it keeps the
 /// number in a `u64` and out of pathological data's way.
