@@ -45,7 +45,8 @@
 //! - `records_out`: records every sink accepted.
 //!
 //! With `--on-error quarantine` the quarantine file receives, for each rejected record,
-//! its original bytes ([`Rejection::raw`]); a record whose bytes were not kept (one over
+//! its original bytes (the file is created by the first one: a run that rejects nothing
+//! leaves none, and removes the one an earlier run left) ([`Rejection::raw`]); a record whose bytes were not kept (one over
 //! `--max-record-size`, skipped unbuffered) is counted in [`Summary::not_quarantined`].
 //! Records built in code or by a transform that have no original bytes are written as
 //! canonical SOIF.
@@ -887,7 +888,12 @@ impl Emit for Chain<'_> {
 /// A rejection for a decoded record refused later (by a transform or a sink).
 fn rejection_of(record: &Record, reason: &str) -> Rejection {
     let position = record.position.clone().unwrap_or_default();
+    // Input, byte offset, record number and URL, as the decoder's own errors give them.
     let message = match &record.position {
+        Some(p) if p.url.is_none() && !record.url.is_empty() => {
+            let p = p.clone().with_url(Some(record.url_str().into_owned()));
+            format!("{reason}, at {p}")
+        }
         Some(p) => format!("{reason}, at {p}"),
         None => format!("{reason}, record {}", record.url_str()),
     };
@@ -992,6 +998,22 @@ fn sink_loop(
     result
 }
 
+/// Removes the quarantine file a previous run left, so that after this run the file
+/// holds exactly this run's rejected records, or does not exist when there are none (it
+/// is created by the first one). Only a regular file is removed: a symlink, a FIFO or a
+/// device (`--quarantine /dev/stderr`) is left alone and opened when first needed.
+fn clear_quarantine(path: &std::path::Path) -> Result<(), Error> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => std::fs::remove_file(path).map_err(|e| {
+            Error::io(
+                format!("cannot replace quarantine file {}", path.display()),
+                e,
+            )
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// State shared by the stages: the error policy and its counts.
 struct Shared {
     policy: ErrorPolicy,
@@ -1019,18 +1041,9 @@ struct Rejects {
 
 impl Shared {
     fn new(opts: &EngineOptions, sinks: usize) -> Result<Shared, Error> {
-        let quarantine = match &opts.policy {
-            ErrorPolicy::Quarantine(path) => {
-                let file = std::fs::File::create(path).map_err(|e| {
-                    Error::io(
-                        format!("cannot create quarantine file {}", path.display()),
-                        e,
-                    )
-                })?;
-                Some(std::io::BufWriter::new(file))
-            }
-            _ => None,
-        };
+        if let ErrorPolicy::Quarantine(path) = &opts.policy {
+            clear_quarantine(path)?;
+        }
         Ok(Shared {
             policy: opts.policy.clone(),
             observer: opts.observer.clone(),
@@ -1038,7 +1051,7 @@ impl Shared {
                 watermarks: vec![0; sinks],
                 ..Rejects::default()
             }),
-            quarantine: Mutex::new(quarantine),
+            quarantine: Mutex::new(None),
             sink_warnings: Mutex::new(0),
         })
     }
@@ -1098,11 +1111,22 @@ impl Shared {
                         .quarantine
                         .lock()
                         .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
-                    if let Some(f) = file.as_mut() {
-                        f.write_all(raw).map_err(|e| {
-                            Error::io(format!("quarantine file {}", path.display()), e)
-                        })?;
-                    }
+                    // Created by the first record it receives: a run that rejects nothing
+                    // leaves no file.
+                    let f = match file.as_mut() {
+                        Some(f) => f,
+                        None => {
+                            let created = std::fs::File::create(path).map_err(|e| {
+                                Error::io(
+                                    format!("cannot create quarantine file {}", path.display()),
+                                    e,
+                                )
+                            })?;
+                            file.insert(std::io::BufWriter::new(created))
+                        }
+                    };
+                    f.write_all(raw)
+                        .map_err(|e| Error::io(format!("quarantine file {}", path.display()), e))?;
                     rejects.quarantined += 1;
                 }
                 None => {
@@ -1295,6 +1319,40 @@ mod tests {
         let quarantined = std::fs::read_to_string(&q).unwrap();
         assert_eq!(quarantined.matches("@T {").count(), 8, "{quarantined}");
         assert_eq!(s.quarantined, 8);
+    }
+
+    #[test]
+    fn the_quarantine_file_exists_only_when_something_was_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = dir.path().join("q.soif");
+        // An earlier run's quarantine: replaced by this run's, which rejects nothing.
+        std::fs::write(&q, "@T { stale\n}\n").unwrap();
+        let quarantine = || EngineOptions {
+            policy: ErrorPolicy::Quarantine(q.clone()),
+            ..EngineOptions::default()
+        };
+        let (a, _) = sink("none");
+        let s = run(
+            quarantine(),
+            Box::new(RecordsSource::new("mem", records(5))),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap();
+        assert_eq!((s.records_out, s.rejected), (5, 0));
+        assert!(!q.exists(), "no rejection, yet {} exists", q.display());
+        // The first rejection creates it.
+        let (a, _) = sink("u3");
+        let s = run(
+            quarantine(),
+            Box::new(RecordsSource::new("mem", records(5))),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap();
+        assert_eq!((s.rejected, s.quarantined), (1, 1));
+        let quarantined = std::fs::read_to_string(&q).unwrap();
+        assert_eq!(quarantined.matches("@T {").count(), 1, "{quarantined}");
     }
 
     #[test]
