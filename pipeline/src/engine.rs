@@ -45,12 +45,13 @@
 //! - `records_out`: records every sink accepted.
 //!
 //! With `--on-error quarantine` the quarantine file receives, for each rejected record,
-//! its original bytes (the file is created by the first one: a run that rejects nothing
-//! leaves none, and removes the one an earlier run left) ([`Rejection::raw`]); a record whose bytes were not kept (one over
+//! its original bytes ([`QuarantineFile`](crate::quarantine::QuarantineFile): created by
+//! the first one, so a run that rejects nothing leaves none) ([`Rejection::raw`]); a record whose bytes were not kept (one over
 //! `--max-record-size`, skipped unbuffered) is counted in [`Summary::not_quarantined`].
 //! Records built in code or by a transform that have no original bytes are written as
 //! canonical SOIF.
 
+use crate::quarantine::QuarantineFile;
 use crate::source::{InputData, Rejection, Source};
 use crate::{Emit, Error, Sink, SinkError, Transform};
 use bytes::BytesMut;
@@ -60,7 +61,6 @@ use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -998,29 +998,13 @@ fn sink_loop(
     result
 }
 
-/// Removes the quarantine file a previous run left, so that after this run the file
-/// holds exactly this run's rejected records, or does not exist when there are none (it
-/// is created by the first one). Only a regular file is removed: a symlink, a FIFO or a
-/// device (`--quarantine /dev/stderr`) is left alone and opened when first needed.
-fn clear_quarantine(path: &std::path::Path) -> Result<(), Error> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_file() => std::fs::remove_file(path).map_err(|e| {
-            Error::io(
-                format!("cannot replace quarantine file {}", path.display()),
-                e,
-            )
-        }),
-        _ => Ok(()),
-    }
-}
-
 /// State shared by the stages: the error policy and its counts.
 struct Shared {
     policy: ErrorPolicy,
     observer: Option<Arc<dyn Observer>>,
     rejects: Mutex<Rejects>,
     /// Locked only while `rejects` is held (one lock order, no deadlock).
-    quarantine: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    quarantine: Mutex<Option<QuarantineFile>>,
     sink_warnings: Mutex<u64>,
 }
 
@@ -1041,9 +1025,15 @@ struct Rejects {
 
 impl Shared {
     fn new(opts: &EngineOptions, sinks: usize) -> Result<Shared, Error> {
-        if let ErrorPolicy::Quarantine(path) = &opts.policy {
-            clear_quarantine(path)?;
-        }
+        let quarantine = match &opts.policy {
+            ErrorPolicy::Quarantine(path) => Some(QuarantineFile::open(path).map_err(|e| {
+                Error::io(
+                    format!("cannot replace quarantine file {}", path.display()),
+                    e,
+                )
+            })?),
+            _ => None,
+        };
         Ok(Shared {
             policy: opts.policy.clone(),
             observer: opts.observer.clone(),
@@ -1051,7 +1041,7 @@ impl Shared {
                 watermarks: vec![0; sinks],
                 ..Rejects::default()
             }),
-            quarantine: Mutex::new(None),
+            quarantine: Mutex::new(quarantine),
             sink_warnings: Mutex::new(0),
         })
     }
@@ -1111,22 +1101,12 @@ impl Shared {
                         .quarantine
                         .lock()
                         .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
-                    // Created by the first record it receives: a run that rejects nothing
-                    // leaves no file.
-                    let f = match file.as_mut() {
-                        Some(f) => f,
-                        None => {
-                            let created = std::fs::File::create(path).map_err(|e| {
-                                Error::io(
-                                    format!("cannot create quarantine file {}", path.display()),
-                                    e,
-                                )
-                            })?;
-                            file.insert(std::io::BufWriter::new(created))
-                        }
-                    };
-                    f.write_all(raw)
-                        .map_err(|e| Error::io(format!("quarantine file {}", path.display()), e))?;
+                    // Created by the first record it receives (see `QuarantineFile`).
+                    if let Some(f) = file.as_mut() {
+                        f.write(raw).map_err(|e| {
+                            Error::io(format!("quarantine file {}", path.display()), e)
+                        })?;
+                    }
                     rejects.quarantined += 1;
                 }
                 None => {
