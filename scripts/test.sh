@@ -3,7 +3,7 @@
 # suite, Rust first, then the Python ones, installing what they need itself.
 #
 #   scripts/test.sh            # everything
-#   SOIF_TEST_ONLY=rust scripts/test.sh    # only the Rust part: fmt, clippy, cargo test
+#   SOIF_TEST_ONLY=rust scripts/test.sh    # only the Rust part: imports, fmt, clippy, cargo test
 #
 # Python suites run in a project virtual environment (.venv, made on first use), with
 # their packages from PyPI listed in `tests/python/requirements.txt` (and the Spark
@@ -23,6 +23,10 @@ PYTHON_SUITES=(tests/python python/tests tests/spark)
 # Style first (formatting, then clippy with every warning an error: the lints are
 # declared once in the root Cargo.toml's [workspace.lints]), then the tests.
 rust_tests() {
+    # The crate graph runs one way and no file imports a file that imports it back
+    # (docs/architecture.md); the checker first checks itself.
+    python3 scripts/check_imports.py --self-test
+    python3 scripts/check_imports.py
     cargo fmt --all --check
     cargo clippy --workspace --all-targets --locked -- -D warnings
     cargo test --workspace --locked

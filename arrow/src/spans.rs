@@ -33,7 +33,7 @@
 //! assert_eq!(records(&batch).unwrap()[0].get_str("Title"), Some("Hello"));
 //! ```
 
-use crate::{attribute_fields, item_field, schema};
+use crate::layout::{attribute_fields, item_field, schema};
 use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use bytes::Bytes;

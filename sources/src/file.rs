@@ -8,7 +8,7 @@
 //! repository, see [`crate::oai`]) are URLs. No inputs at all means stdin.
 
 use crate::decompress::{Compression, MAGIC_LEN};
-use crate::InputSpec;
+use crate::input::InputSpec;
 use soif_pipeline::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -38,12 +38,16 @@ pub mod checkpoint;
 pub mod decompress;
 pub mod file;
 pub mod http;
+mod input;
 pub mod jsonl;
+mod notices;
 pub mod oai;
 pub mod parquet;
 pub mod range;
 
 pub use file::expand;
+pub use input::InputSpec;
+pub use notices::Notices;
 pub use tempfile::TempPath;
 
 use decompress::Reader;
@@ -59,37 +63,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::codec::FramedRead;
-
-/// One concrete input, after [`expand`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum InputSpec {
-    Stdin,
-    File(PathBuf),
-    Url(String),
-    /// A local copy of stdin or a URL (see [`spool`]), still named as the original.
-    Spooled {
-        path: PathBuf,
-        name: String,
-    },
-}
-
-impl InputSpec {
-    /// The name used in messages: the path, `-` for stdin, the URL.
-    pub fn name(&self) -> String {
-        match self {
-            InputSpec::Stdin => "-".to_string(),
-            InputSpec::File(p) => p.display().to_string(),
-            InputSpec::Url(u) => u.clone(),
-            InputSpec::Spooled { name, .. } => name.clone(),
-        }
-    }
-
-    /// True when the input can be read a second time (a CSV first pass).
-    pub fn is_rereadable(&self) -> bool {
-        matches!(self, InputSpec::File(_) | InputSpec::Spooled { .. })
-    }
-}
 
 /// The input format (`--from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -499,16 +472,6 @@ fn http_client() -> Result<reqwest::Client, Error> {
         .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Fatal(format!("HTTP client: {e}")))
-}
-
-/// Where sources send notices (retries): the CLI prints them as warnings.
-#[derive(Clone)]
-pub struct Notices(pub Arc<dyn Fn(&str) + Send + Sync>);
-
-impl std::fmt::Debug for Notices {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Notices")
-    }
 }
 
 /// Now, in Unix seconds.

@@ -53,7 +53,7 @@
 //! repository keeps them (`deletedRecord` `persistent`, or `transient` within its
 //! retention).
 
-use crate::Notices;
+use crate::notices::Notices;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use bytes::Bytes;

@@ -77,6 +77,7 @@ pub mod outputs;
 pub mod scan;
 pub mod store;
 pub mod tables;
+mod time;
 
 pub use error::StateError;
 pub use lock::RunLock;
@@ -90,10 +91,7 @@ pub use store::{
 /// BSD's sysexits.h: "try again later"; soif's other statuses are 0 to 3).
 pub const EXIT_ALREADY_RUNNING: u8 = 75;
 
-/// The time now, RFC 3339 UTC with seconds (`2026-11-24T02:00:00Z`).
-pub fn now_rfc3339() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
+pub use time::now_rfc3339;
 
 #[cfg(test)]
 mod tests;

@@ -35,28 +35,7 @@ use rusqlite::types::ToSqlOutput;
 use rusqlite::OptionalExtension;
 use soif_codecs::Record;
 
-/// The column of every record table that holds the row's datestamp. Attribute columns
-/// never take this name (an attribute of that name gets `soif_datestamp_2`).
-pub const DATESTAMP_COLUMN: &str = "soif_datestamp";
-
-/// The current second as a datestamp, formatted once per second (every upsert binds it).
-#[derive(Default)]
-pub(crate) struct Clock {
-    second: i64,
-    text: String,
-}
-
-impl Clock {
-    pub(crate) fn now(&mut self) -> &str {
-        let now = chrono::Utc::now();
-        let second = now.timestamp();
-        if second != self.second || self.text.is_empty() {
-            self.second = second;
-            self.text = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        }
-        &self.text
-    }
-}
+pub use crate::tables::DATESTAMP_COLUMN;
 
 /// Inclusive bounds on datestamps (`YYYY-MM-DDThh:mm:ssZ`); `None` is open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -145,6 +145,7 @@ pub mod read;
 pub mod runs;
 pub mod schema;
 pub mod store;
+mod table_cache;
 pub mod tables;
 mod upsert_stmt;
 pub mod write;

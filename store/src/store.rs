@@ -2,14 +2,13 @@
 //! columns kept in step with other connections (a loader, the server), transactions, and
 //! the creation of tables and columns as records need them.
 
-use crate::datestamps::DATESTAMP_COLUMN;
 use crate::schema::{sql_type_for, SchemaColumns};
 use crate::tables::{
     ident_text, key_param, now, quote_ident, unique_name, upgrade, value_bytes, ColumnInfo,
-    FastMap, TableInfo, CREATE_META, MAX_COLUMNS, MAX_TABLES, TABLES_VERSION,
+    FastMap, TableInfo, CREATE_META, DATESTAMP_COLUMN, MAX_COLUMNS, MAX_TABLES, TABLES_VERSION,
 };
 use crate::upsert_stmt;
-use crate::write::{Scratch, Table};
+use crate::table_cache::{Scratch, Table};
 use bytes::Bytes;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use soif_codecs::rules::text::Charset;

@@ -17,6 +17,10 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// The version of the tables, stored in `soif_meta` as `layout_version`.
 pub const TABLES_VERSION: i64 = 2;
 
+/// The column of every record table that holds the row's datestamp. Attribute columns
+/// never take this name (an attribute of that name gets `soif_datestamp_2`).
+pub const DATESTAMP_COLUMN: &str = "soif_datestamp";
+
 /// Columns per table besides `url` (SQLite's default `SQLITE_MAX_COLUMN` is 2000).
 pub(crate) const MAX_COLUMNS: usize = 1999;
 
@@ -192,7 +196,6 @@ INSERT OR IGNORE INTO soif_meta (key, value) VALUES ('layout_version', '2');
 /// name (made by a version that did not reserve it) is renamed `soif_datestamp_2`,
 /// `_3`, … first, in the table and in `soif_columns`.
 pub(crate) fn upgrade(conn: &rusqlite::Connection, from: i64) -> rusqlite::Result<()> {
-    use crate::datestamps::DATESTAMP_COLUMN;
     if from < 2 {
         let tables: Vec<(String, String)> = conn
             .prepare("SELECT table_name, created FROM soif_tables ORDER BY rowid")?

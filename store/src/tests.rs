@@ -2,7 +2,7 @@
 use super::*;
 use crate::load::record_bytes;
 use crate::tables::{ident_text, unique_name, MAX_COLUMNS};
-use crate::write::MAX_MERGE_SQL;
+use crate::table_cache::MAX_MERGE_SQL;
 use bytes::Bytes;
 use rusqlite::Connection;
 use soif_codecs::rules::text::Charset;

@@ -2,16 +2,15 @@
 //! `@REFRESH { }`) and deletions (remembered in `soif_deletions`), one record at a time
 //! inside the open transaction or one of their own.
 
-use crate::datestamps::{Clock, DATESTAMP_COLUMN};
 use crate::store::{SqliteStore, StoreError};
-use crate::tables::{key_param, now, quote_ident, FastMap, TableInfo};
+use crate::table_cache::Scratch;
+use crate::tables::{key_param, now, quote_ident};
 use crate::upsert_stmt;
 use bytes::Bytes;
 use rusqlite::params;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use soif_codecs::rules::text::{latin1, to_json, Charset};
 use soif_codecs::{Action, Record, Value};
-use std::collections::{HashMap, HashSet};
 
 /// How [`SqliteStore::upsert_with`] treats a row that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,109 +22,6 @@ pub enum UpsertMode {
     /// (sqlite-utils' `upsert`). What `@REFRESH` means: Harvest refreshes objects that did
     /// not change, possibly sending only some attributes (e.g. `Time-to-Live`).
     Merge,
-}
-
-/// A table as the writer sees it: its columns by attribute, and its upsert statements.
-pub(crate) struct Table {
-    pub(crate) info: TableInfo,
-    pub(crate) by_attr: FastMap<Bytes, usize>,
-    /// Column names in lower case, `url` included, for collision checks.
-    pub(crate) used: HashSet<String>,
-    /// The replacing upsert (every column), built once per column set.
-    pub(crate) upsert_sql: String,
-    /// Merging upserts (`@REFRESH`) by the columns they name, built once per set rather
-    /// than per record. Bounded: cleared when full, since odd streams could give every
-    /// record its own set.
-    pub(crate) merge_sql: HashMap<Vec<usize>, String>,
-}
-
-/// Merge statements kept per table (see [`Table::merge_sql`]).
-pub(crate) const MAX_MERGE_SQL: usize = 64;
-
-impl Table {
-    pub(crate) fn new(info: TableInfo) -> Table {
-        let mut t = Table {
-            by_attr: FastMap::default(),
-            used: HashSet::from(["url".to_string(), DATESTAMP_COLUMN.to_string()]),
-            upsert_sql: String::new(),
-            merge_sql: HashMap::new(),
-            info,
-        };
-        for (i, c) in t.info.columns.iter().enumerate() {
-            t.by_attr.entry(c.attribute.clone()).or_insert(i);
-            t.used.insert(c.column.to_ascii_lowercase());
-        }
-        t.upsert_sql = upsert_sql(&t.info);
-        t
-    }
-
-    /// The merging upsert naming exactly `columns` (indices into the table's columns,
-    /// ascending).
-    pub(crate) fn merge_sql(&mut self, columns: &[usize]) -> &str {
-        if !self.merge_sql.contains_key(columns) {
-            if self.merge_sql.len() >= MAX_MERGE_SQL {
-                self.merge_sql.clear();
-            }
-            let names = columns
-                .iter()
-                .map(|&c| self.info.columns[c].column.as_str());
-            let sql = upsert_sql_for(&self.info.table, names);
-            self.merge_sql.insert(columns.to_vec(), sql);
-        }
-        self.merge_sql.get(columns).map_or("", String::as_str)
-    }
-}
-
-/// `INSERT … ON CONFLICT("url") DO UPDATE SET` every column: the row becomes exactly the
-/// record (absent attributes NULL), keeping its rowid.
-pub(crate) fn upsert_sql(info: &TableInfo) -> String {
-    upsert_sql_for(&info.table, info.columns.iter().map(|c| c.column.as_str()))
-}
-
-/// The upsert of `url` and `columns` (bound as `?1`, `?2`, … in that order, then the
-/// datestamp); columns not named keep their values.
-///
-/// The row's `soif_datestamp` (see [`crate::datestamps`]) becomes the bound time only when
-/// a named column changes: loading the same record again leaves it as it was, so that an
-/// OAI-PMH harvester asking for what changed since its last visit is not sent every
-/// record of a re-run. The comparison is one row value (`(a, b) IS (excluded.a, …)`),
-/// evaluated by SQLite against the row as it was.
-pub(crate) fn upsert_sql_for<'a>(table: &str, columns: impl Iterator<Item = &'a str>) -> String {
-    let mut cols = String::from("\"url\"");
-    let mut vals = String::from("?1");
-    let mut set = String::new();
-    let mut old = String::new();
-    let mut new = String::new();
-    let mut n = 0;
-    for (i, c) in columns.enumerate() {
-        let q = quote_ident(c);
-        cols.push_str(", ");
-        cols.push_str(&q);
-        vals.push_str(&format!(", ?{}", i + 2));
-        if !set.is_empty() {
-            set.push_str(", ");
-            old.push_str(", ");
-            new.push_str(", ");
-        }
-        set.push_str(&format!("{q} = excluded.{q}"));
-        old.push_str(&q);
-        new.push_str(&format!("excluded.{q}"));
-        n = i + 1;
-    }
-    cols.push_str(&format!(", {}", quote_ident(DATESTAMP_COLUMN)));
-    vals.push_str(&format!(", ?{}", n + 2));
-    let action = if set.is_empty() {
-        "NOTHING".to_string()
-    } else {
-        let ds = quote_ident(DATESTAMP_COLUMN);
-        format!(
-            "UPDATE SET {set}, {ds} = CASE WHEN ({old}) IS ({new}) THEN {ds} ELSE excluded.{ds} END"
-        )
-    };
-    format!(
-        "INSERT INTO {} ({cols}) VALUES ({vals}) ON CONFLICT(\"url\") DO {action}",
-        quote_ident(table)
-    )
 }
 
 /// A value as an SQL parameter: UTF-8 as TEXT, other bytes as a BLOB (or Latin-1 TEXT),
@@ -141,20 +37,6 @@ pub(crate) fn value_param(value: &Value, charset: Charset) -> ToSqlOutput<'_> {
         },
         other => ToSqlOutput::Owned(SqlValue::Text(to_json(other, charset).to_string())),
     }
-}
-
-#[derive(Default)]
-pub(crate) struct Scratch {
-    /// Each attribute's column.
-    pub(crate) col_of: Vec<Option<usize>>,
-    /// Each column's first attribute.
-    pub(crate) first: Vec<Option<usize>>,
-    /// The columns the record has a value for.
-    pub(crate) present: Vec<usize>,
-    /// Columns that get their first JSON value with this record.
-    pub(crate) newly_json: Vec<usize>,
-    /// The time written as the row's datestamp.
-    pub(crate) clock: Clock,
 }
 
 impl SqliteStore {
