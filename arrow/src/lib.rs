@@ -65,11 +65,9 @@ use layout::item_field;
 use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
 use arrow_array::{Array, BinaryArray, ListArray, RecordBatch, StringArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use bytes::Bytes;
 use soif_codecs::{Action, Attribute, Record, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Builds record batches in the layout, one record at a time.
 ///
@@ -404,6 +402,7 @@ fn pick(text: &StringArray, bytes: &BinaryArray, i: usize) -> Option<Bytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_schema::{DataType, Field, Schema};
 
     fn rec(attrs: &[(&[u8], &[u8])]) -> Record {
         let mut r = Record::new(&b"FILE"[..], &b"http://a/"[..]);

@@ -56,7 +56,6 @@ use futures::StreamExt;
 use soif_pipeline::source::{Input, InputData, Source};
 use soif_pipeline::Error;
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -3,12 +3,12 @@
 //! the creation of tables and columns as records need them.
 
 use crate::schema::{sql_type_for, SchemaColumns};
+use crate::table_cache::{Scratch, Table};
 use crate::tables::{
     ident_text, key_param, now, quote_ident, unique_name, upgrade, value_bytes, ColumnInfo,
     FastMap, TableInfo, CREATE_META, DATESTAMP_COLUMN, MAX_COLUMNS, MAX_TABLES, TABLES_VERSION,
 };
 use crate::upsert_stmt;
-use crate::table_cache::{Scratch, Table};
 use bytes::Bytes;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use soif_codecs::rules::text::Charset;

@@ -1,8 +1,8 @@
 //! The store's tests (moved with it from the `sqlite` sink).
 use super::*;
 use crate::load::record_bytes;
-use crate::tables::{ident_text, unique_name, MAX_COLUMNS};
 use crate::table_cache::MAX_MERGE_SQL;
+use crate::tables::{ident_text, unique_name, MAX_COLUMNS};
 use bytes::Bytes;
 use rusqlite::Connection;
 use soif_codecs::rules::text::Charset;
