@@ -21,9 +21,9 @@
 
 pub mod view;
 
-use crate::app::{AppState, ClientAddr};
 use crate::catalog::{keyword_query, Catalog, Flow, Query, Scope};
 use crate::error::RequestError;
+use crate::state::{AppState, ClientAddr};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
