@@ -45,11 +45,13 @@
 //! - `records_out`: records every sink accepted.
 //!
 //! With `--on-error quarantine` the quarantine file receives, for each rejected record,
-//! its original bytes ([`Rejection::raw`]); a record whose bytes were not kept (one over
+//! its original bytes ([`QuarantineFile`](crate::quarantine::QuarantineFile): created by
+//! the first one, so a run that rejects nothing leaves none) ([`Rejection::raw`]); a record whose bytes were not kept (one over
 //! `--max-record-size`, skipped unbuffered) is counted in [`Summary::not_quarantined`].
 //! Records built in code or by a transform that have no original bytes are written as
 //! canonical SOIF.
 
+use crate::quarantine::QuarantineFile;
 use crate::source::{InputData, Rejection, Source};
 use crate::{Emit, Error, Sink, SinkError, Transform};
 use bytes::BytesMut;
@@ -59,8 +61,6 @@ use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::io::Write;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
@@ -80,37 +80,10 @@ const READ_CAPACITY: usize = 1 << 20;
 /// …whenever less than this is free for the next read.
 const READ_SPARE: usize = 256 * 1024;
 
-/// What happens to a record that cannot be converted (SPEC §6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ErrorPolicy {
-    /// Stop at the first bad record (exit status 1).
-    #[default]
-    Fail,
-    /// Count it, report it on stderr, go on (exit status 3 at the end).
-    Skip,
-    /// As `Skip`, and append its original bytes to this file.
-    Quarantine(PathBuf),
-}
-
-impl ErrorPolicy {
-    /// `fail`, `skip`, or `quarantine` with its file.
-    pub fn parse(name: &str, quarantine: Option<PathBuf>) -> Result<ErrorPolicy, Error> {
-        match (name, quarantine) {
-            ("fail", None) => Ok(ErrorPolicy::Fail),
-            ("skip", None) => Ok(ErrorPolicy::Skip),
-            ("quarantine", Some(p)) => Ok(ErrorPolicy::Quarantine(p)),
-            ("quarantine", None) => Err(Error::Config(
-                "--on-error quarantine needs --quarantine FILE".to_string(),
-            )),
-            ("fail" | "skip", Some(_)) => Err(Error::Config(
-                "--quarantine FILE goes with --on-error quarantine".to_string(),
-            )),
-            (other, _) => Err(Error::Config(format!(
-                "unknown error policy `{other}` (fail, skip or quarantine)"
-            ))),
-        }
-    }
-}
+/// What happens to a record that cannot be converted: one type for every front end (see
+/// [`soif_options::policy`]). The engine refuses [`ErrorPolicy::Column`]: its sinks have no
+/// corrupt-record column.
+pub use soif_options::ErrorPolicy;
 
 /// Where the engine reports progress, warnings and rejected records (the CLI prints
 /// them; a server may log them). Every method has a silent default.
@@ -887,7 +860,12 @@ impl Emit for Chain<'_> {
 /// A rejection for a decoded record refused later (by a transform or a sink).
 fn rejection_of(record: &Record, reason: &str) -> Rejection {
     let position = record.position.clone().unwrap_or_default();
+    // Input, byte offset, record number and URL, as the decoder's own errors give them.
     let message = match &record.position {
+        Some(p) if p.url.is_none() && !record.url.is_empty() => {
+            let p = p.clone().with_url(Some(record.url_str().into_owned()));
+            format!("{reason}, at {p}")
+        }
         Some(p) => format!("{reason}, at {p}"),
         None => format!("{reason}, record {}", record.url_str()),
     };
@@ -998,7 +976,7 @@ struct Shared {
     observer: Option<Arc<dyn Observer>>,
     rejects: Mutex<Rejects>,
     /// Locked only while `rejects` is held (one lock order, no deadlock).
-    quarantine: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    quarantine: Mutex<Option<QuarantineFile>>,
     sink_warnings: Mutex<u64>,
 }
 
@@ -1020,16 +998,18 @@ struct Rejects {
 impl Shared {
     fn new(opts: &EngineOptions, sinks: usize) -> Result<Shared, Error> {
         let quarantine = match &opts.policy {
-            ErrorPolicy::Quarantine(path) => {
-                let file = std::fs::File::create(path).map_err(|e| {
-                    Error::io(
-                        format!("cannot create quarantine file {}", path.display()),
-                        e,
-                    )
-                })?;
-                Some(std::io::BufWriter::new(file))
+            ErrorPolicy::Quarantine(path) => Some(QuarantineFile::open(path).map_err(|e| {
+                Error::io(
+                    format!("cannot replace quarantine file {}", path.display()),
+                    e,
+                )
+            })?),
+            ErrorPolicy::Column => {
+                return Err(Error::Config(
+                    "on_error=column is for the Python and Spark readers, whose rows have a corrupt-record column; the engine's sinks have none (use fail, skip or quarantine)".to_string(),
+                ))
             }
-            _ => None,
+            ErrorPolicy::Fail | ErrorPolicy::Skip => None,
         };
         Ok(Shared {
             policy: opts.policy.clone(),
@@ -1091,15 +1071,17 @@ impl Shared {
                 rejects.rejected += 1;
                 return Err(Error::Rejected(rejection.message));
             }
-            ErrorPolicy::Skip => {}
+            // `Column` is refused when the run starts ([`Shared::new`]).
+            ErrorPolicy::Skip | ErrorPolicy::Column => {}
             ErrorPolicy::Quarantine(path) => match &rejection.raw {
                 Some(raw) => {
                     let mut file = self
                         .quarantine
                         .lock()
                         .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
+                    // Created by the first record it receives (see `QuarantineFile`).
                     if let Some(f) = file.as_mut() {
-                        f.write_all(raw).map_err(|e| {
+                        f.write(raw).map_err(|e| {
                             Error::io(format!("quarantine file {}", path.display()), e)
                         })?;
                     }
@@ -1298,6 +1280,40 @@ mod tests {
     }
 
     #[test]
+    fn the_quarantine_file_exists_only_when_something_was_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = dir.path().join("q.soif");
+        // An earlier run's quarantine: replaced by this run's, which rejects nothing.
+        std::fs::write(&q, "@T { stale\n}\n").unwrap();
+        let quarantine = || EngineOptions {
+            policy: ErrorPolicy::Quarantine(q.clone()),
+            ..EngineOptions::default()
+        };
+        let (a, _) = sink("none");
+        let s = run(
+            quarantine(),
+            Box::new(RecordsSource::new("mem", records(5))),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap();
+        assert_eq!((s.records_out, s.rejected), (5, 0));
+        assert!(!q.exists(), "no rejection, yet {} exists", q.display());
+        // The first rejection creates it.
+        let (a, _) = sink("u3");
+        let s = run(
+            quarantine(),
+            Box::new(RecordsSource::new("mem", records(5))),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap();
+        assert_eq!((s.rejected, s.quarantined), (1, 1));
+        let quarantined = std::fs::read_to_string(&q).unwrap();
+        assert_eq!(quarantined.matches("@T {").count(), 1, "{quarantined}");
+    }
+
+    #[test]
     fn counts_per_input_add_up() {
         let (a, _) = sink("u1");
         let (inp_a, inp_b): (Arc<str>, Arc<str>) = (Arc::from("a.soif"), Arc::from("b.soif"));
@@ -1380,12 +1396,23 @@ mod tests {
     }
 
     #[test]
-    fn policies_parse() {
-        assert_eq!(ErrorPolicy::parse("skip", None).unwrap(), ErrorPolicy::Skip);
-        assert!(ErrorPolicy::parse("quarantine", None)
-            .unwrap_err()
-            .is_config());
-        assert!(ErrorPolicy::parse("skip", Some("q".into())).is_err());
-        assert!(ErrorPolicy::parse("ignore", None).is_err());
+    fn the_column_policy_is_refused() {
+        let (a, urls) = sink("u1");
+        let opts = EngineOptions {
+            policy: ErrorPolicy::Column,
+            ..EngineOptions::default()
+        };
+        let e = run(
+            opts,
+            Box::new(RecordsSource::new("mem", records(3))),
+            vec![],
+            vec![a],
+        )
+        .unwrap_err();
+        assert!(
+            e.is_config() && e.to_string().contains("on_error=column"),
+            "{e}"
+        );
+        assert!(urls.lock().unwrap().is_empty());
     }
 }

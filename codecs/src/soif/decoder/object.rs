@@ -114,7 +114,9 @@ impl SoifDecoder {
     }
 
     pub(super) fn error(&self, src: &[u8], kind: ErrorKind, rel: usize) -> DecodeError {
-        DecodeError::new(kind, self.position_in(src, rel))
+        let mut err = DecodeError::new(kind, self.position_in(src, rel));
+        err.set_lenient(self.opts.lenient);
+        err
     }
 
     /// Parses the object at `src[0]` from where it stopped last time.
