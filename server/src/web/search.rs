@@ -27,13 +27,12 @@ pub(crate) fn parse_search(st: &AppState, form: &SearchForm) -> Result<Search, W
     let since = if form.since.is_empty() {
         None
     } else {
-        let when =
-            soif_codecs::rules::dates::parse(form.since.as_bytes()).ok_or_else(|| {
-                WebError::BadRequest(format!(
-                    "since: {:?} is not a date (e.g. 1996-01-31, or Sun, 06 Nov 1994 08:49:37 GMT)",
-                    form.since
-                ))
-            })?;
+        let when = soif_codecs::rules::dates::parse(form.since.as_bytes()).ok_or_else(|| {
+            WebError::BadRequest(format!(
+                "since: {:?} is not a date (e.g. 1996-01-31, or Sun, 06 Nov 1994 08:49:37 GMT)",
+                form.since
+            ))
+        })?;
         Some(when.unix())
     };
     let matcher = if form.match_.is_empty() {
