@@ -3,6 +3,7 @@
 //! One subcommand per module in [`cmd`]; each has complete `--help`.
 
 mod cmd;
+mod pipeline_file;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
