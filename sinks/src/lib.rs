@@ -67,6 +67,21 @@ impl Format {
         })
     }
 
+    /// What the format writes, for help texts (`None` for `null`, which writes nothing).
+    pub fn title(self) -> Option<&'static str> {
+        Some(match self {
+            Format::Jsonl => "JSON Lines",
+            Format::Soif => "canonical SOIF",
+            Format::Csv => "CSV",
+            Format::Rdfxml => "RDF/XML (Dublin Core)",
+            Format::Sqlite => "SQLite",
+            Format::Rdm => "RDM messages to a catalog server",
+            Format::Parquet => "Parquet",
+            Format::Arrow => "Arrow IPC streams",
+            Format::Null => return None,
+        })
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Jsonl => "jsonl",

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-/// Convert SOIF (or JSON Lines) into another format.
+/// Convert records (SOIF, JSON Lines, Parquet or Arrow) into another format.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   soif convert All-Templates.gz --to jsonl -o records.jsonl

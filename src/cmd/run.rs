@@ -44,8 +44,9 @@ use std::process::ExitCode;
   settle = \"60s\"                       # files modified more recently wait
   report = \"last-run.json\"
 
-Sink keys: format, output, columns, list_separator, charset, bom, dcterms, batch_size,
-schema, token, gzip_posts, compression, parquet_layout. Examples are in configs/.
+Each [[sink]] takes the keys of the convert flags that concern its format (output,
+columns, list_separator, charset, bom, dcterms, batch_size, schema, token, gzip_posts,
+compression, parquet_layout); a key of another format is an error. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
 3 finished but records were skipped or quarantined, 75 another run holds the state.")]
