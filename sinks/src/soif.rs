@@ -9,6 +9,14 @@ use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::io::Write;
 
+/// `[[sink]] format = "soif"` / `--to soif`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A path, or `-`/none for stdout.
+    pub output: Option<String>,
+}
+
 const FLUSH_AT: usize = 256 * 1024;
 
 /// The `soif` sink.

@@ -207,3 +207,55 @@ pub(crate) async fn next_record(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+    use soif_codecs::rdm::RdmType;
+    use tokio::io::AsyncReadExt;
+
+    const LIMITS: BodyLimits = BodyLimits {
+        body: 10,
+        record: 64 << 10,
+    };
+
+    #[test]
+    fn content_encodings() {
+        let mut h = HeaderMap::new();
+        assert!(!gzipped(&h).unwrap());
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("GZIP"));
+        assert!(gzipped(&h).unwrap());
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("br"));
+        assert!(matches!(gzipped(&h), Err(RequestError::Unsupported(_))));
+    }
+
+    #[tokio::test]
+    async fn a_body_over_its_limit_ends_with_too_large() {
+        let idle = Duration::from_secs(5);
+        let mut buf = [0u8; 64];
+        let mut r = body_reader(&b"0123456789"[..], false, LIMITS, idle);
+        assert_eq!(r.read(&mut buf).await.unwrap(), 10);
+        assert_eq!(r.read(&mut buf).await.unwrap(), 0);
+        let mut r = body_reader(&b"0123456789a"[..], false, LIMITS, idle);
+        let e = r.read(&mut buf).await.unwrap_err();
+        assert!(e.get_ref().is_some_and(|x| x.is::<BodyTooLarge>()), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_request_body_is_its_header_then_its_query() {
+        let body: &[u8] = b"@RDMHEADER { -\nRDM-Version{3}:\t1.0\nRDM-Type{10}:\trd-request\n}\n";
+        let limits = BodyLimits {
+            body: 1 << 20,
+            record: 64 << 10,
+        };
+        let reader = body_reader(body, false, limits, Duration::from_secs(5));
+        let mut b = RdmBody::new(reader, limits);
+        assert_eq!(b.header().await.unwrap().rdm_type, RdmType::RdRequest);
+        assert!(b.query().await.unwrap().is_none());
+        // An empty body has no header.
+        let reader = body_reader(&b""[..], false, limits, Duration::from_secs(5));
+        let e = RdmBody::new(reader, limits).header().await.unwrap_err();
+        assert!(matches!(e, RequestError::Malformed(m) if m.contains("the body is empty")));
+    }
+}

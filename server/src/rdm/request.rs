@@ -101,3 +101,28 @@ pub(crate) fn check_version(head: &RdmHeader) -> Result<(), RequestError> {
         head.version
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_keyword_scopes_are_checked() {
+        let (mut head, _) = parse_form(b"type=status-request").unwrap();
+        assert!(check_version(&head).is_ok());
+        head.version = "2.0".into();
+        assert!(matches!(
+            check_version(&head),
+            Err(RequestError::Unsupported(m)) if m.contains("RDM-Version 2.0")
+        ));
+        let config = ServerConfig::default();
+        let (head, q) = parse_form(b"type=rd-request&ql=sample-keyword-ql").unwrap();
+        assert!(matches!(
+            check_request(&config, &head, q.as_ref()),
+            Err(RequestError::Malformed(m)) if m.contains("needs a Scope")
+        ));
+        let (head, q) = parse_form(b"type=rd-request&ql=sample-keyword-ql&scope=netscape").unwrap();
+        let read = check_request(&config, &head, q.as_ref()).unwrap().unwrap();
+        assert!(matches!(read.scope, Scope::Keywords(_)));
+    }
+}
