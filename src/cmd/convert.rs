@@ -13,14 +13,14 @@ use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::Source;
 use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};
 use soif_sinks::wide::ShapeCollector;
-use soif_sinks::{Charset, Format, SinkOptions};
+use soif_sinks::{FirstPass, RunContext, SinkArgs, SinkConfig};
 use soif_sources::range::RangeSource;
 use soif_sources::{InputFormat, InputSource, InputSpec, SourceOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-/// Convert SOIF (or JSON Lines) into another format.
+/// Convert records (SOIF, JSON Lines, Parquet or Arrow) into another format.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   soif convert All-Templates.gz --to jsonl -o records.jsonl
@@ -46,71 +46,16 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
-    /// stream), or null (parse and count only).
-    #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
-    pub to: String,
-
-    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL.
-    #[arg(short, long, value_name = "OUTPUT")]
-    pub output: Option<String>,
+    /// The output: --to FORMAT and the flags of each format.
+    #[command(flatten)]
+    pub sink: SinkArgs,
 
     /// A transform NAME[:ARGS]; repeat to chain them in order (see below).
     #[arg(short = 't', long = "transform", value_name = "TRANSFORM")]
     pub transforms: Vec<String>,
 
-    /// How to write values that are not UTF-8 where text is needed: `utf8` (JSON gets
-    /// {"base64": …}, text formats a replacement) or `latin1` (read them as ISO 8859-1).
-    #[arg(long, value_name = "CHARSET", default_value = "utf8", value_parser = ["utf8", "latin1"])]
-    pub charset: String,
-
-    /// CSV (and wide Parquet) columns after template,url (default: from --schema, or a
-    /// first pass over the input).
-    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
-    pub columns: Option<Vec<String>>,
-
-    /// CSV: separator between the items of a list.
-    #[arg(long, value_name = "SEP", default_value = "|")]
-    pub list_separator: String,
-
-    /// CSV: start with a UTF-8 byte-order mark, so that Excel reads the file as UTF-8.
-    #[arg(long)]
-    pub bom: bool,
-
-    /// RDF/XML: also write qualified DCMI terms.
-    #[arg(long)]
-    pub dcterms: bool,
-
-    /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
-    /// RDM records per POST (default 1000).
-    #[arg(long, value_name = "N")]
-    pub batch_size: Option<usize>,
-
-    /// An RDM @SCHEMA file: CSV columns, SQLite column types, the `validate` transform.
-    #[arg(long, value_name = "SCHEMA")]
-    pub schema: Option<PathBuf>,
-
-    /// Parquet compression.
-    #[arg(long, value_name = "CODEC", default_value = "zstd", value_parser = soif_sinks::parquet::Compression::ALL)]
-    pub compression: String,
-
-    /// Parquet layout: `records` (soif's Arrow layout: lossless, attributes as an ordered
-    /// list of name/value) or `wide` (a column per attribute, chosen as for CSV; list
-    /// columns for multi-values; typed columns from a --schema's Data-Type).
-    #[arg(long, value_name = "LAYOUT", default_value = "records", value_parser = soif_sinks::parquet::Layout::ALL)]
-    pub parquet_layout: String,
-
     #[command(flatten)]
     pub state: super::incremental::StateArgs,
-
-    /// Bearer token for an rdm output.
-    #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-
-    /// RDM: gzip each POST (`Content-Encoding: gzip`, which the note allows and `soif
-    /// serve` accepts; another catalog server may not).
-    #[arg(long)]
-    pub gzip_posts: bool,
 
     /// Convert only this byte range of one plain SOIF file, as `soif split` prints it:
     /// START..END, then the decoder's state at START (`,record=N`, `,envelope=OFFSET`,
@@ -135,22 +80,7 @@ pub fn run(args: ConvertArgs) -> ExitCode {
 }
 
 fn job(args: &ConvertArgs) -> Result<Job, Error> {
-    let format = Format::parse(&args.to)
-        .ok_or_else(|| Error::Config(format!("unknown output format `{}`", args.to)))?;
-    let mut sink = SinkOptions::new(format);
-    sink.output = args.output.clone();
-    sink.columns = args.columns.clone();
-    sink.list_separator = args.list_separator.clone();
-    sink.charset = parse_charset(&args.charset)?;
-    sink.dcterms = args.dcterms;
-    sink.bom = args.bom;
-    sink.batch_size = args.batch_size.map(|b| b.max(1));
-    sink.schema = args.schema.clone();
-    sink.token = args.token.clone();
-    sink.gzip_posts = args.gzip_posts;
-    sink.inputs = args.input.inputs.clone();
-    sink.compression = parse_compression(&args.compression)?;
-    sink.parquet_layout = parse_parquet_layout(&args.parquet_layout)?;
+    let sink = args.sink.config()?;
     let mut engine = args.input.engine_options(&Reporter::silent())?;
     engine.observer = None;
     let incremental = args.state.state.is_some();
@@ -176,12 +106,13 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
         source: args.input.source_options(),
         engine,
         transforms: args.transforms.clone(),
-        context: args.input.transform_context(args.schema.clone()),
+        context: args.input.transform_context(args.sink.schema.clone()),
         sinks: vec![sink],
         quiet: args.input.quiet,
         state: args.state.options(None)?,
         report: args.state.report.clone(),
         inputs: args.input.inputs.clone(),
+        multi_valued: None,
     })
 }
 
@@ -224,30 +155,6 @@ fn range_input(
     Ok((path, spec))
 }
 
-pub fn parse_charset(s: &str) -> Result<Charset, Error> {
-    match s {
-        "utf8" | "utf-8" => Ok(Charset::Utf8),
-        "latin1" | "latin-1" | "iso-8859-1" => Ok(Charset::Latin1),
-        other => Err(Error::Config(format!(
-            "unknown charset `{other}` (utf8 or latin1)"
-        ))),
-    }
-}
-
-pub fn parse_compression(s: &str) -> Result<soif_sinks::parquet::Compression, Error> {
-    soif_sinks::parquet::Compression::parse(s).ok_or_else(|| {
-        Error::Config(format!(
-            "unknown compression `{s}` ({})",
-            soif_sinks::parquet::Compression::ALL.join(", ")
-        ))
-    })
-}
-
-pub fn parse_parquet_layout(s: &str) -> Result<soif_sinks::parquet::Layout, Error> {
-    soif_sinks::parquet::Layout::parse(s)
-        .ok_or_else(|| Error::Config(format!("unknown parquet layout `{s}` (records or wide)")))
-}
-
 /// Everything one pass of the engine needs, from the command line or a pipeline file.
 pub struct Job {
     pub specs: Vec<InputSpec>,
@@ -258,7 +165,7 @@ pub struct Job {
     pub engine: EngineOptions,
     pub transforms: Vec<String>,
     pub context: TransformContext,
-    pub sinks: Vec<SinkOptions>,
+    pub sinks: Vec<SinkConfig>,
     pub quiet: bool,
     /// `--state` (or a pipeline's `[state]`): an incremental run.
     pub state: Option<super::incremental::StateOptions>,
@@ -266,6 +173,8 @@ pub struct Job {
     pub report: Option<PathBuf>,
     /// The inputs as given (the report's sources).
     pub inputs: Vec<String>,
+    /// Wide Parquet: the attributes that hold several values (found by the first pass).
+    pub multi_valued: Option<std::collections::HashSet<String>>,
 }
 
 impl Job {
@@ -325,10 +234,14 @@ pub fn run_job(
             // Kept alive until the run ends: spooled copies of stdin / URLs.
             let spooled = first_pass(job).await?;
             let transforms = build_transforms(job)?;
+            let run = RunContext {
+                inputs: job.inputs.clone(),
+                multi_valued: job.multi_valued.clone(),
+            };
             let sinks = job
                 .sinks
                 .iter()
-                .map(soif_sinks::build)
+                .map(|s| soif_sinks::build(s, &run))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok::<_, Error>((spooled, transforms, sinks))
         };
@@ -369,13 +282,7 @@ fn build_transforms(job: &Job) -> Result<Vec<Box<dyn soif_pipeline::Transform>>,
 /// twice (stdin, URLs) are first copied to temporary files, which are returned so they
 /// live until the second pass is done.
 async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error> {
-    let csv =
-        |s: &SinkOptions| s.format == Format::Csv && s.columns.is_none() && s.schema.is_none();
-    let wide = |s: &SinkOptions| {
-        s.format == Format::Parquet && s.parquet_layout == soif_sinks::parquet::Layout::Wide
-    };
-    let needs = |s: &SinkOptions| csv(s) || wide(s);
-    if !job.sinks.iter().any(needs) {
+    if job.sinks.iter().all(|s| s.first_pass() == FirstPass::None) {
         return Ok(Vec::new());
     }
     let mut spooled = Vec::new();
@@ -405,12 +312,18 @@ async fn first_pass(job: &mut Job) -> Result<Vec<soif_sources::TempPath>, Error>
         .map(|c| (c.names.columns().to_vec(), c.multi.clone()))
         .map_err(|_| Error::Fatal("the column collector panicked".to_string()))?;
     for s in job.sinks.iter_mut() {
-        if csv(s) || (wide(s) && s.columns.is_none() && s.schema.is_none()) {
-            s.columns = Some(columns.clone());
+        match s.first_pass() {
+            FirstPass::Columns | FirstPass::ColumnsAndShape => s.set_columns(columns.clone()),
+            FirstPass::Shape | FirstPass::None => {}
         }
-        if wide(s) {
-            s.multi_valued = Some(multi.clone());
-        }
+    }
+    if job.sinks.iter().any(|s| {
+        matches!(
+            s.first_pass(),
+            FirstPass::Shape | FirstPass::ColumnsAndShape
+        )
+    }) {
+        job.multi_valued = Some(multi);
     }
     Ok(spooled)
 }

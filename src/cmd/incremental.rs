@@ -28,9 +28,9 @@
 
 use super::convert::{run_job, Job};
 use super::{fail, Reporter, EXIT_FAILED, EXIT_USAGE};
+use crate::pipeline_file::{self, StateConfig};
 use clap::Args;
 use serde_json::{json, Value};
-use soif_pipeline::config::StateConfig;
 use soif_pipeline::engine::ErrorPolicy;
 use soif_pipeline::{Checkpoints, Error, InputCounts, Summary};
 use soif_sinks::Format;
@@ -99,8 +99,8 @@ impl StateArgs {
         };
         let settle = match (self.settle, config.and_then(|c| c.settle.as_ref())) {
             (Some(s), _) => s,
-            (None, Some(soif_pipeline::config::Duration::Seconds(n))) => Duration::from_secs(*n),
-            (None, Some(soif_pipeline::config::Duration::Text(t))) => scan::parse_duration(t)
+            (None, Some(pipeline_file::Duration::Seconds(n))) => Duration::from_secs(*n),
+            (None, Some(pipeline_file::Duration::Text(t))) => scan::parse_duration(t)
                 .map_err(|e| Error::Config(format!("[state] settle: {e}")))?,
             (None, None) => soif_state::DEFAULT_SETTLE,
         };
@@ -201,11 +201,11 @@ pub fn execute(mut job: Job) -> ExitCode {
     let started = soif_state::now_rfc3339();
     let clock = Instant::now();
     for s in &job.sinks {
-        if is_file_format(s.format) && matches!(s.output.as_deref(), None | Some("-")) {
+        if is_file_format(s.format()) && matches!(s.output(), None | Some("-")) {
             return fail(&Error::Config(format!(
                 "--state: the {} output needs -o FILE (each run writes a new file named by \
                  the run; what went to stdout cannot be taken back after a crash)",
-                s.format.as_str()
+                s.format().as_str()
             )));
         }
     }
@@ -277,11 +277,13 @@ pub fn execute(mut job: Job) -> ExitCode {
     let mut planned: Vec<(String, PlannedOutput)> = Vec::new();
     let outcome = (|| -> Result<Converted, Error> {
         for s in job.sinks.iter_mut() {
-            if let (true, Some(out)) = (is_file_format(s.format), s.output.clone()) {
+            let format = s.format();
+            if let (true, Some(slot)) = (is_file_format(format), s.output_mut()) {
+                let Some(out) = slot.clone() else { continue };
                 let abs = std::path::absolute(&out).map_err(|e| Error::io(out.clone(), e))?;
                 let p = plan(&abs, &run.label);
-                s.output = Some(p.temp.to_string_lossy().into_owned());
-                planned.push((s.format.as_str().to_string(), p));
+                *slot = Some(p.temp.to_string_lossy().into_owned());
+                planned.push((format.as_str().to_string(), p));
             }
         }
         if let ErrorPolicy::Quarantine(q) = &job.engine.policy {

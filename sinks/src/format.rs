@@ -1,0 +1,65 @@
+//! The output formats, by the names `--to` and a pipeline file's `format` give them.
+
+/// The output formats (`--to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Soif,
+    Csv,
+    Rdfxml,
+    Sqlite,
+    Rdm,
+    Parquet,
+    Arrow,
+    Null,
+}
+
+impl Format {
+    pub const ALL: [&'static str; 9] = [
+        "jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "parquet", "arrow", "null",
+    ];
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "jsonl" | "json" | "ndjson" => Format::Jsonl,
+            "soif" => Format::Soif,
+            "csv" => Format::Csv,
+            "rdfxml" | "rdf" => Format::Rdfxml,
+            "sqlite" => Format::Sqlite,
+            "rdm" => Format::Rdm,
+            "parquet" => Format::Parquet,
+            "arrow" | "arrows" | "ipc" => Format::Arrow,
+            "null" => Format::Null,
+            _ => return None,
+        })
+    }
+
+    /// What the format writes, for help texts (`None` for `null`, which writes nothing).
+    pub fn title(self) -> Option<&'static str> {
+        Some(match self {
+            Format::Jsonl => "JSON Lines",
+            Format::Soif => "canonical SOIF",
+            Format::Csv => "CSV",
+            Format::Rdfxml => "RDF/XML (Dublin Core)",
+            Format::Sqlite => "SQLite",
+            Format::Rdm => "RDM messages to a catalog server",
+            Format::Parquet => "Parquet",
+            Format::Arrow => "Arrow IPC streams",
+            Format::Null => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Soif => "soif",
+            Format::Csv => "csv",
+            Format::Rdfxml => "rdfxml",
+            Format::Sqlite => "sqlite",
+            Format::Rdm => "rdm",
+            Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
+            Format::Null => "null",
+        }
+    }
+}
