@@ -1,4 +1,4 @@
-//! JSON Lines: one object per record (SPEC §4).
+//! JSON Lines: one object per record (docs/formats.md#jsonl).
 //!
 //! ```text
 //! {"template":"FILE","url":"http://x/","attributes":{"Title":"T","Author-1":"a"}}

@@ -1,5 +1,5 @@
-//! Canonical SOIF output (SPEC §4): `@T { url\n`, `Name{n}:\tvalue\n` per attribute,
-//! `}\n`; records inside a Harvest envelope are wrapped in `@UPDATE {` … `}` (one
+//! Canonical SOIF output (docs/formats.md#soif): `@T { url\n`, `Name{n}:\tvalue\n` per
+//! attribute, `}\n`; records inside a Harvest envelope are wrapped in `@UPDATE {` … `}` (one
 //! envelope per run of records with the same action). Collapsed values are written back
 //! as `Name-N` / `Embed<N>-Name`. The encoding itself is the codec's
 //! [`soif_codecs::soif::SoifEncoder`]; this module buffers it to the output.

@@ -1,4 +1,4 @@
-//! `soif serve`: the RDM catalog server (SPEC §8, crate `soif_server`).
+//! `soif serve`: the RDM catalog server (docs/server.md; crate `soif_server`).
 
 use crate::terminal::{fail, runtime};
 use clap::Args;

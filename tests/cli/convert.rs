@@ -1,5 +1,5 @@
 //! `soif convert` end to end: inputs (files, compressed files, directories, globs, stdin),
-//! JSON Lines exactly as SPEC §4 says, and the `soif → jsonl → soif` round trip.
+//! JSON Lines exactly as docs/formats.md#jsonl says, and the `soif → jsonl → soif` round trip.
 
 use crate::common;
 use common::*;
