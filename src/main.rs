@@ -1,9 +1,14 @@
 //! `soif`: move Harvest/Netscape SOIF and RDM metadata into today's systems.
 //!
-//! One subcommand per module in [`cmd`]; each has complete `--help`.
+//! One subcommand per module in [`cmd`]; each has complete `--help`. What they share:
+//! [`input`] (reading records), [`job`] (running conversions), [`terminal`] (progress,
+//! messages, exit statuses), [`pipeline_file`] (`soif run`'s TOML).
 
 mod cmd;
+mod input;
+mod job;
 mod pipeline_file;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

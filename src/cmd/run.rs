@@ -1,9 +1,9 @@
 //! `soif run PIPELINE.toml`: a pipeline file (see [`crate::pipeline_file`]) run in one
 //! pass — every sink receives every record as it is read.
 
-use super::convert::{execute, Job};
-use super::fail;
+use crate::job::{execute, Job};
 use crate::pipeline_file::PipelineConfig;
+use crate::terminal::fail;
 use clap::Args;
 use soif_codecs::soif::DecoderOptions;
 use soif_pipeline::transforms::TransformContext;
@@ -61,7 +61,7 @@ pub struct RunArgs {
 
     /// --state, --settle and --report override the pipeline's [state] table.
     #[command(flatten)]
-    pub state: super::incremental::StateArgs,
+    pub state: crate::job::StateArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
