@@ -3,19 +3,16 @@
 //! The public API, its documentation and the `Record` class live in `soif/__init__.py`;
 //! this module holds what must be fast or must run without the GIL:
 //! - [`Reader`]: inputs → SOIF decoder → error policy → record batches in the Arrow
-//!   layout of `soif-arrow`, pulled one batch at a time ([`core`]), handed out as Arrow
-//!   PyCapsules ([`capsules`]) or as plain tuples for `soif.records`;
+//!   layout of `soif-arrow`, pulled one batch at a time (the reading loop of
+//!   `soif_reader`), handed out as Arrow PyCapsules ([`capsules`]) or as plain tuples
+//!   for `soif.records`;
 //! - [`Encoder`]: canonical SOIF (the project's encoder) from record tuples or from any
 //!   Arrow stream in the layout ([`normalize`] takes the types Polars and DuckDB give).
 
-mod batches;
 mod capsules;
-mod core;
 mod input;
 mod normalize;
 
-use crate::batches::{Batches, Extras};
-use crate::core::{Core, Counts, Failure, Policy, Row};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::create_exception;
@@ -28,6 +25,7 @@ use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::{DecoderOptions, SoifEncoder};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::source::{Rejection, Source};
+use soif_reader::{Batches, Core, Counts, Extras, Failure, Policy, Row};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -51,7 +49,7 @@ create_exception!(
     "Arrow data is not in soif's records layout (another layout or version, a missing column)."
 );
 
-/// Rows a batch holds at most by default (a batch also ends at `batches::BATCH_BYTES`).
+/// Rows a batch holds at most by default (a batch also ends at `soif_reader::BATCH_BYTES`).
 const DEFAULT_BATCH: usize = 4096;
 /// Canonical SOIF is handed to the destination in pieces of about this size.
 const WRITE_CHUNK: usize = 1 << 20;
@@ -261,7 +259,7 @@ impl Reader {
                         end_known,
                     }),
                 };
-                py.detach(|| core::path_source(&paths, spec, max_record_size))
+                py.detach(|| soif_reader::path_source(&paths, spec, max_record_size))
                     .map_err(|f| failure_error(py, f))?
             }
             (_, Some(_)) => return Err(PyValueError::new_err(
@@ -269,7 +267,10 @@ impl Reader {
             )),
             ("bytes", None) => {
                 let data: PyBackedBytes = source.extract()?;
-                Box::new(input::BytesInput::new(&name, data))
+                Box::new(soif_reader::BytesInput::new(
+                    &name,
+                    bytes::Bytes::from_owner(data),
+                ))
             }
             ("file", None) => Box::new(input::FileInput::new(&name, source.clone().unbind())),
             (other, None) => {
@@ -345,9 +346,9 @@ impl Reader {
         let core = &mut core.core;
         let result = py.detach(move || {
             let mut out = Vec::new();
-            core.fill(n, batches::BATCH_BYTES, |row| match row {
+            core.fill(n, soif_reader::BATCH_BYTES, |row| match row {
                 Row::Record(r) => {
-                    let size = batches::size(&r);
+                    let size = soif_reader::batches::size(&r);
                     out.push(r);
                     size
                 }

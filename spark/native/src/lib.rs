@@ -13,9 +13,8 @@
 //! the handle until the next call, which is what Spark's `PartitionReader` contract asks
 //! of a reader: a batch is used before `next()` is called again.
 //!
-//! The reading loop is the Python module's (`python/src/core.rs`, `batches.rs`): the same
-//! sources, decoder options, error policies, fast path and batches, compiled in here
-//! rather than copied.
+//! The reading loop is the Python module's (`soif_reader`): the same sources, decoder
+//! options, error policies, fast path and batches.
 //!
 //! ```text
 //! Native.open(path, range…, options) -> handle
@@ -24,17 +23,6 @@
 //! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
 //! ```
 
-// Shared with the Python module, which uses all of them; the policies and calls only it
-// needs (quarantine, `soif.records`' rows) are left unused here.
-#[allow(dead_code)]
-#[path = "../../../python/src/batches.rs"]
-mod batches;
-#[allow(dead_code)]
-#[path = "../../../python/src/core.rs"]
-mod core;
-
-use crate::batches::{Batches, Extras};
-use crate::core::{path_source, Core, Counts, Failure, Policy};
 use arrow_array::{Array, RecordBatch};
 use arrow_data::ArrayData;
 use jni::objects::{JClass, JLongArray, JString};
@@ -42,6 +30,7 @@ use jni::sys::{jboolean, jint, jlong, jlongArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::DecoderOptions;
+use soif_reader::{path_source, Batches, Core, Counts, Extras, Failure, Policy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
