@@ -3,7 +3,7 @@
 # suite, Rust first, then the Python ones, installing what they need itself.
 #
 #   scripts/test.sh            # everything
-#   SOIF_TEST_ONLY=rust scripts/test.sh
+#   SOIF_TEST_ONLY=rust scripts/test.sh    # only the Rust part: fmt, clippy, cargo test
 #
 # Python suites run in a project virtual environment (.venv, made on first use), with
 # their packages from PyPI listed in `tests/python/requirements.txt` (and the Spark
@@ -20,7 +20,11 @@ only="${SOIF_TEST_ONLY:-all}"
 # Folders of pytest suites (added by the issues that bring them).
 PYTHON_SUITES=(tests/python python/tests tests/spark)
 
+# Style first (formatting, then clippy with every warning an error: the lints are
+# declared once in the root Cargo.toml's [workspace.lints]), then the tests.
 rust_tests() {
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets --locked -- -D warnings
     cargo test --workspace --locked
 }
 
@@ -57,7 +61,7 @@ java_runtime() {
         return 0
     fi
     as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jdk-headless
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openjdk-17-jdk-headless
 }
 
 # The browse pages' browser test (tests/python/test_browse.py) drives Debian's headless
@@ -67,7 +71,7 @@ browser() {
         return 0
     fi
     as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver
 }
 
 python_tests() {

@@ -1,0 +1,8 @@
+//! The sinks' integration tests, one binary (`cargo test -p soif-sinks --test sinks`): one
+//! module per format, `common` their shared helpers. A new topic is a new file here and a
+//! `mod` line below.
+
+mod common;
+mod csv;
+mod rdfxml;
+mod sqlite;
