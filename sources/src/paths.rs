@@ -190,7 +190,7 @@ pub fn expand_one(given: &str, rules: PathRules, out: &mut Vec<PathBuf>) -> Resu
         for m in matches {
             let m = m.map_err(|e| {
                 let dir = e.path().to_path_buf();
-                PathError::Io(Error::io_path(&dir, e.into_error()))
+                PathError::Io(Error::io_path(&dir, e.into()))
             })?;
             if pattern.matches_path_with(&m, strict) {
                 found.push(m);

@@ -55,7 +55,11 @@ impl From<Failure> for Thrown {
 
 /// Runs `f`, turning an error or a panic into a Java exception (a panic must not unwind
 /// into the JVM) and returning `default` then.
-fn guard<T>(env: &mut JNIEnv, default: T, f: impl FnOnce(&mut JNIEnv) -> Result<T, Thrown>) -> T {
+fn guard<T>(
+    env: &mut JNIEnv<'_>,
+    default: T,
+    f: impl FnOnce(&mut JNIEnv<'_>) -> Result<T, Thrown>,
+) -> T {
     let result = catch_unwind(AssertUnwindSafe(|| f(env)));
     let thrown = match result {
         Ok(Ok(v)) => return v,
@@ -79,7 +83,7 @@ fn guard<T>(env: &mut JNIEnv, default: T, f: impl FnOnce(&mut JNIEnv) -> Result<
     default
 }
 
-fn string(env: &mut JNIEnv, s: &JString) -> Result<String, Thrown> {
+fn string(env: &mut JNIEnv<'_>, s: &JString<'_>) -> Result<String, Thrown> {
     env.get_string(s)
         .map(Into::into)
         .map_err(|e| Thrown("java/lang/IllegalArgumentException", e.to_string()))
