@@ -11,10 +11,12 @@
 //! This crate decodes such streams incrementally and in bounded memory, encodes them back
 //! canonically, and parses the Resource Description Messages objects (W3C NOTE-rdm-960724)
 //! into typed structs. [`oai_ids`] is the OAI-PMH identifier scheme of `soif serve`'s
-//! provider, which its OAI-PMH source reads back.
+//! provider, which its OAI-PMH source reads back; [`packed`] is a compact binary form of a
+//! whole record for temporary files.
 
 pub mod generate;
 pub mod oai_ids;
+pub mod packed;
 pub mod rdm;
 pub mod record;
 pub mod soif;

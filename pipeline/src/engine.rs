@@ -45,11 +45,13 @@
 //! - `records_out`: records every sink accepted.
 //!
 //! With `--on-error quarantine` the quarantine file receives, for each rejected record,
-//! its original bytes ([`Rejection::raw`]); a record whose bytes were not kept (one over
+//! its original bytes ([`QuarantineFile`](crate::quarantine::QuarantineFile): created by
+//! the first one, so a run that rejects nothing leaves none) ([`Rejection::raw`]); a record whose bytes were not kept (one over
 //! `--max-record-size`, skipped unbuffered) is counted in [`Summary::not_quarantined`].
 //! Records built in code or by a transform that have no original bytes are written as
 //! canonical SOIF.
 
+use crate::quarantine::QuarantineFile;
 use crate::source::{InputData, Rejection, Source};
 use crate::{Emit, Error, Sink, SinkError, Transform};
 use bytes::BytesMut;
@@ -59,7 +61,6 @@ use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -887,7 +888,12 @@ impl Emit for Chain<'_> {
 /// A rejection for a decoded record refused later (by a transform or a sink).
 fn rejection_of(record: &Record, reason: &str) -> Rejection {
     let position = record.position.clone().unwrap_or_default();
+    // Input, byte offset, record number and URL, as the decoder's own errors give them.
     let message = match &record.position {
+        Some(p) if p.url.is_none() && !record.url.is_empty() => {
+            let p = p.clone().with_url(Some(record.url_str().into_owned()));
+            format!("{reason}, at {p}")
+        }
         Some(p) => format!("{reason}, at {p}"),
         None => format!("{reason}, record {}", record.url_str()),
     };
@@ -998,7 +1004,7 @@ struct Shared {
     observer: Option<Arc<dyn Observer>>,
     rejects: Mutex<Rejects>,
     /// Locked only while `rejects` is held (one lock order, no deadlock).
-    quarantine: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    quarantine: Mutex<Option<QuarantineFile>>,
     sink_warnings: Mutex<u64>,
 }
 
@@ -1020,15 +1026,12 @@ struct Rejects {
 impl Shared {
     fn new(opts: &EngineOptions, sinks: usize) -> Result<Shared, Error> {
         let quarantine = match &opts.policy {
-            ErrorPolicy::Quarantine(path) => {
-                let file = std::fs::File::create(path).map_err(|e| {
-                    Error::io(
-                        format!("cannot create quarantine file {}", path.display()),
-                        e,
-                    )
-                })?;
-                Some(std::io::BufWriter::new(file))
-            }
+            ErrorPolicy::Quarantine(path) => Some(QuarantineFile::open(path).map_err(|e| {
+                Error::io(
+                    format!("cannot replace quarantine file {}", path.display()),
+                    e,
+                )
+            })?),
             _ => None,
         };
         Ok(Shared {
@@ -1098,8 +1101,9 @@ impl Shared {
                         .quarantine
                         .lock()
                         .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
+                    // Created by the first record it receives (see `QuarantineFile`).
                     if let Some(f) = file.as_mut() {
-                        f.write_all(raw).map_err(|e| {
+                        f.write(raw).map_err(|e| {
                             Error::io(format!("quarantine file {}", path.display()), e)
                         })?;
                     }
@@ -1295,6 +1299,40 @@ mod tests {
         let quarantined = std::fs::read_to_string(&q).unwrap();
         assert_eq!(quarantined.matches("@T {").count(), 8, "{quarantined}");
         assert_eq!(s.quarantined, 8);
+    }
+
+    #[test]
+    fn the_quarantine_file_exists_only_when_something_was_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = dir.path().join("q.soif");
+        // An earlier run's quarantine: replaced by this run's, which rejects nothing.
+        std::fs::write(&q, "@T { stale\n}\n").unwrap();
+        let quarantine = || EngineOptions {
+            policy: ErrorPolicy::Quarantine(q.clone()),
+            ..EngineOptions::default()
+        };
+        let (a, _) = sink("none");
+        let s = run(
+            quarantine(),
+            Box::new(RecordsSource::new("mem", records(5))),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap();
+        assert_eq!((s.records_out, s.rejected), (5, 0));
+        assert!(!q.exists(), "no rejection, yet {} exists", q.display());
+        // The first rejection creates it.
+        let (a, _) = sink("u3");
+        let s = run(
+            quarantine(),
+            Box::new(RecordsSource::new("mem", records(5))),
+            Vec::new(),
+            vec![a],
+        )
+        .unwrap();
+        assert_eq!((s.rejected, s.quarantined), (1, 1));
+        let quarantined = std::fs::read_to_string(&q).unwrap();
+        assert_eq!(quarantined.matches("@T {").count(), 1, "{quarantined}");
     }
 
     #[test]

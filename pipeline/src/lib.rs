@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod quarantine;
 pub mod retry;
 pub mod sink;
 pub mod source;

@@ -52,16 +52,16 @@
 
 use crate::error::RequestError;
 use rusqlite::{params, OptionalExtension};
-use soif_catalog::layout::{key_param, value_bytes as bytes_of};
-use soif_catalog::{fts, runs, SqliteStore, StoreError, TableInfo};
 use soif_codecs::rdm::{DataType, RdmDate, Schema, SchemaEntry, View};
 use soif_codecs::{Action, Record};
 use soif_pipeline::transforms::scope::Since;
 use soif_pipeline::transforms::view::{Order, Select};
 use soif_pipeline::{Emit, Transform};
+use soif_store::tables::{key_param, value_bytes as bytes_of};
+use soif_store::{fts, runs, SqliteStore, StoreError, TableInfo};
 
-pub use soif_catalog::fts::INDEX_CHUNK;
-pub use soif_catalog::RunSummary;
+pub use soif_store::fts::INDEX_CHUNK;
+pub use soif_store::RunSummary;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
@@ -586,10 +586,7 @@ impl Catalog {
         let conn = store.connection();
         let mut tables = Vec::new();
         for t in store.tables() {
-            let sql = format!(
-                "SELECT count(*) FROM {}",
-                soif_catalog::quote_ident(&t.table)
-            );
+            let sql = format!("SELECT count(*) FROM {}", soif_store::quote_ident(&t.table));
             let rows: i64 = conn
                 .query_row(&sql, [], |r| r.get(0))
                 .map_err(sql_err(path, "counting rows"))?;
@@ -1133,7 +1130,7 @@ mod tests {
     fn the_index_waits_for_a_running_loader_and_is_rebuilt_in_chunks() {
         let (d, c) = catalog();
         let path = d.path().join("c.db");
-        let mut sink = soif_catalog::Loader::open(&path, Default::default(), 500, &[]).unwrap();
+        let mut sink = soif_store::Loader::open(&path, Default::default(), 500, &[]).unwrap();
         // More than one rebuild chunk, committed in batches while the run is `running`.
         for i in 0..INDEX_CHUNK + 700 {
             sink.write(
@@ -1163,7 +1160,7 @@ mod tests {
         let (d, c) = catalog();
         // A loader (the sqlite sink) writes behind the server's back.
         let path = d.path().join("c.db");
-        let mut sink = soif_catalog::Loader::open(&path, Default::default(), 10, &[]).unwrap();
+        let mut sink = soif_store::Loader::open(&path, Default::default(), 10, &[]).unwrap();
         sink.write(&Record::new("FILE", "http://loaded/").with("Title", "zebra"))
             .unwrap();
         sink.finish().unwrap();

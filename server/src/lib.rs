@@ -4,7 +4,7 @@
 //! - [`app`]: the HTTP side — `GET /rdm/incoming?type=…` (the note's form parameters) and
 //!   `POST /rdm/incoming` (`application/x-rdm`), one reply per RDM type, streamed
 //!   `rd-response`s, token-checked submissions;
-//! - [`catalog`]: one SQLite catalog (through the `soif_catalog` store) — reads (gatherer `all` / `since DATE`, the keyword
+//! - [`catalog`]: one SQLite catalog (through the `soif_store` store) — reads (gatherer `all` / `since DATE`, the keyword
 //!   language on an FTS5 index with a `Score`, views, remembered deletions) and
 //!   transactional submissions;
 //! - [`oai`]: the OAI-PMH 2.0 provider at `/oai` and `/oai/NAME` (all six verbs,

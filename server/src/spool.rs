@@ -5,12 +5,11 @@
 //! takes to send, and a loader waiting for it gives up after 30 s. So the RDs are decoded
 //! and checked as they arrive and kept here — in memory up to [`MEMORY`] bytes, then in an
 //! anonymous temporary file (removed by the system when closed, even after a crash) — and
-//! the transaction only starts once the body is complete. Records are kept in the `order`
-//! transform's spill format, which keeps everything (action, values, lists).
+//! the transaction only starts once the body is complete. Records are kept in their packed
+//! binary form ([`soif_codecs::packed`]), which keeps everything (action, values, lists).
 
 use crate::error::RequestError;
-use soif_codecs::Record;
-use soif_pipeline::transforms::spill;
+use soif_codecs::{packed, Record};
 use std::io::{BufRead, BufReader, Cursor, Seek, Write};
 
 /// Bytes kept in memory before the spool moves to a temporary file.
@@ -47,7 +46,7 @@ impl Spool {
 
     pub fn push(&mut self, record: &Record) -> Result<(), RequestError> {
         self.scratch.clear();
-        spill::encode(record, &mut self.scratch);
+        packed::encode(record, &mut self.scratch);
         self.longest = self.longest.max(self.scratch.len());
         if self.file.is_none() && self.memory.len() + self.scratch.len() > MEMORY {
             let mut file =
@@ -57,8 +56,8 @@ impl Spool {
             self.file = Some(file);
         }
         match &mut self.file {
-            Some(f) => spill::write_entry(f, self.count, &self.scratch),
-            None => spill::write_entry(&mut self.memory, self.count, &self.scratch),
+            Some(f) => packed::write_entry(f, self.count, &self.scratch),
+            None => packed::write_entry(&mut self.memory, self.count, &self.scratch),
         }
         .map_err(io_err("writing"))?;
         self.count += 1;
@@ -93,13 +92,13 @@ pub struct SpoolReader {
 impl SpoolReader {
     /// The next record; `None` after the last.
     pub fn next_record(&mut self) -> Option<Result<Record, RequestError>> {
-        let entry = match spill::read_entry(&mut self.input, self.longest) {
+        let entry = match packed::read_entry(&mut self.input, self.longest) {
             Ok(Some((_, payload))) => payload,
             Ok(None) => return None,
             Err(e) => return Some(Err(io_err("reading")(e))),
         };
         Some(
-            spill::decode(entry).map_err(|e| {
+            packed::decode(entry).map_err(|e| {
                 RequestError::Internal(format!("spooling the submission (reading): {e}"))
             }),
         )

@@ -81,7 +81,7 @@ impl Format {
 }
 
 /// How to turn values that are not UTF-8 into text where a format needs text.
-pub use soif_catalog::text::Charset;
+pub use soif_store::text::Charset;
 
 /// Everything a sink may need, filled from the command line or a pipeline file.
 #[derive(Debug, Clone)]

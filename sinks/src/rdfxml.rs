@@ -48,11 +48,11 @@
 
 use crate::value_text::text_counted;
 use crate::Charset;
-use soif_catalog::text::{escape_text, xml_chars};
 use soif_codecs::{Record, Value};
 use soif_pipeline::transforms::dc::Crosswalk;
 use soif_pipeline::transforms::{dates, names};
 use soif_pipeline::{Error, Sink, SinkError};
+use soif_store::text::{escape_text, xml_chars};
 use std::borrow::Cow;
 use std::io::Write;
 
@@ -60,8 +60,8 @@ const RDF_NS: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
 const DC_NS: &str = "http://purl.org/dc/elements/1.1/";
 const DCTERMS_NS: &str = "http://purl.org/dc/terms/";
 
-use soif_catalog::text::dc_element;
-pub use soif_catalog::text::DC_ELEMENTS;
+use soif_store::text::dc_element;
+pub use soif_store::text::DC_ELEMENTS;
 
 /// Writes records as Simple Dublin Core in RDF/XML.
 pub struct RdfXmlSink<W: Write + Send> {

@@ -1,5 +1,5 @@
 //! The `sqlite` sink: a thin adapter from the [`Sink`] trait to the catalog store's
-//! [`Loader`] (crate `soif_catalog`, where the layout, its upgrades, the batching and the
+//! [`Loader`] (crate `soif_store`, where the layout, its upgrades, the batching and the
 //! bulk load of a new database live and are documented; see also
 //! `docs/sqlite-layout.md`).
 //!
@@ -18,12 +18,12 @@
 //! assert_eq!(back.get_str("Title"), Some("Welcome to Netscape"));
 //! ```
 
-pub use soif_catalog::{
-    quote_ident, sql_type_for, ColumnInfo, Loader, LoaderLock, RunCounts, SqliteStore, StoreError,
-    StoreOptions, TableInfo, UpsertMode, DEFAULT_BATCH_ROWS, LAYOUT_VERSION, MAX_BATCH_BYTES,
-};
 use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
+pub use soif_store::{
+    quote_ident, sql_type_for, ColumnInfo, Loader, LoaderLock, RunCounts, SqliteStore, StoreError,
+    StoreOptions, TableInfo, UpsertMode, DEFAULT_BATCH_ROWS, MAX_BATCH_BYTES, TABLES_VERSION,
+};
 use std::path::Path;
 
 /// The `sqlite` sink: every record goes to the run's [`Loader`].

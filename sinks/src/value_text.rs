@@ -1,5 +1,5 @@
 //! Helpers shared by the text-producing sinks (csv, rdfxml, sqlite): values as text or
-//! JSON under a [`Charset`] and back from JSON (the catalog store's [`soif_catalog::text`],
+//! JSON under a [`Charset`] and back from JSON (the catalog store's [`soif_store::text`],
 //! re-exported here), and opening the output file or stdout.
 //!
 //! Values are bytes. Where a format needs text, a value that is valid UTF-8 is used as is;
@@ -16,8 +16,8 @@
 //! assert_eq!((text.as_ref(), replaced), ("caf\u{fffd}", true));
 //! ```
 
-pub use soif_catalog::text::{from_json, latin1, text_counted, to_json, to_text};
 use soif_pipeline::Error;
+pub use soif_store::text::{from_json, latin1, text_counted, to_json, to_text};
 use std::io::Write;
 
 /// Opens the output: `None` or `-` is stdout, anything else a file (created or

@@ -115,7 +115,7 @@ fn execute(args: &StateArgs) -> Result<(), StateError> {
     if args.json {
         let v = json!({
             "state": args.state.display().to_string(),
-            "layout_version": soif_state::layout::LAYOUT_VERSION,
+            "layout_version": soif_state::tables::TABLES_VERSION,
             "runs": runs.iter().map(|r| json!({
                 "id": r.id, "started": r.started, "finished": r.finished,
                 "status": r.status, "taken": r.taken, "unchanged": r.unchanged,

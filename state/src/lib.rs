@@ -2,7 +2,7 @@
 //! pipeline file's `[state] path = …`) have taken, so that each run takes only what is
 //! new, exactly once even when runs are killed, and only one run at a time.
 //!
-//! The state is an SQLite database of its own (layout in [`layout`] and
+//! The state is an SQLite database of its own (tables in [`tables`] and
 //! `docs/state-layout.md`, versioned), beside which `STATE.db.lock` holds the run lock
 //! ([`lock`]). Per source, by canonical name:
 //! - a file (absolute path): size, modification time and BLAKE3 content hash when it was
@@ -72,11 +72,11 @@
 //! A run that fails with an error ([`StateStore::fail`]) is treated as a killed one.
 
 pub mod error;
-pub mod layout;
 pub mod lock;
 pub mod outputs;
 pub mod scan;
 pub mod store;
+pub mod tables;
 
 pub use error::StateError;
 pub use lock::RunLock;

@@ -1,10 +1,10 @@
 //! [`StateStore`]: the state database, its runs, and the commit protocol (see the crate
 //! doc for why it gives exactly-once results).
 
-use crate::layout;
 use crate::lock::RunLock;
 use crate::outputs::{self, PlannedOutput};
 use crate::scan::{FileRecord, Reason};
+use crate::tables;
 use crate::StateError;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use soif_pipeline::checkpoint::Checkpoint;
@@ -163,7 +163,7 @@ impl StateStore {
         let _ = store.conn.busy_timeout(std::time::Duration::from_secs(10));
         // Checked first: another SQLite database (a catalog given by mistake) is refused
         // untouched, not switched to WAL.
-        layout::init(&store.conn, path)?;
+        tables::init(&store.conn, path)?;
         // WAL: `soif state` can read while a run writes. FULL: a commit is on disk when
         // it returns, which the protocol's order of steps relies on.
         store
@@ -188,7 +188,7 @@ impl StateStore {
                 }
             })?;
         let _ = conn.busy_timeout(std::time::Duration::from_secs(10));
-        layout::check(&conn, path).map_err(|e| match e {
+        tables::check(&conn, path).map_err(|e| match e {
             StateError::Sqlite { .. } => StateError::NotAState {
                 path: path.to_path_buf(),
                 reason: "no soif state layout".to_string(),

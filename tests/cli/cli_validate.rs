@@ -105,6 +105,42 @@ fn failing_records_are_listed_and_exit_3() {
     assert_eq!(v["failures"].as_array().map(Vec::len), Some(2));
 }
 
+/// Each failure names its record as every other error does: input, byte offset, record
+/// number and URL.
+#[test]
+fn failures_name_the_record_by_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = write_schema(dir.path());
+    let input = dir.path().join("bad.soif");
+    std::fs::write(
+        &input,
+        "@DOCUMENT { http://home.netscape.com:80/\nTitle{19}:\tWelcome to Netscape\n}\n\
+         @DOCUMENT { http://mirror.example/\nTitle{19}:\tWelcome to Netscape\n}\n\
+         @DOCUMENT { http://x/\nContent-Length{4}:\t5 KB\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(SOIF)
+        .args(["validate", "-q", "--schema", &schema])
+        .arg(&input)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let input = input.display();
+    assert!(
+        report.contains(&format!(
+            "is not unique (Enforce-Uniqueness), at {input}: byte 74, record 2 (http://mirror.example/)"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "is not an integer (Data-Type int), at {input}: byte 142, record 3 (http://x/)"
+        )),
+        "{report}"
+    );
+}
+
 #[test]
 fn missing_schema_is_a_usage_error() {
     let out = Command::new(SOIF)

@@ -463,3 +463,22 @@ fn a_rejected_record_under_fail_is_counted_in_the_summary() {
         stderr(&out)
     );
 }
+
+/// Under `--lenient` a byte count no boundary repairs is still an error, which does not
+/// suggest the `--lenient` already given.
+#[test]
+fn a_lenient_run_does_not_suggest_lenient() {
+    let input = b"@FILE { u\nTitle{3}:\tabcdef\n@FILE { v\nT{1}:\tx\n}\n";
+    let out = convert(&["-", "--to", "jsonl"], input);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("try --lenient"), "{}", stderr(&out));
+    let out = convert(
+        &["-", "--to", "jsonl", "--lenient", "--on-error", "skip"],
+        input,
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("record 1 (u)"), "{err}");
+    assert!(err.contains("declares 3 bytes"), "{err}");
+    assert!(!err.contains("try --lenient"), "{err}");
+}

@@ -827,7 +827,9 @@ fn the_oai_mirror_config_mirrors_a_served_catalog() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("configs/oai-mirror.toml")).unwrap();
     assert!(text.contains("127.0.0.1:8080"));
+    // Run as from the repository root, whose out/ the example writes into.
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
     let config = dir.path().join("oai-mirror.toml");
     std::fs::write(&config, text.replace("127.0.0.1:8080", &serve.addr)).unwrap();
     next_second();
@@ -835,7 +837,7 @@ fn the_oai_mirror_config_mirrors_a_served_catalog() {
         let out = common::run_in(Some(dir.path()), &["run", config.to_str().unwrap()], b"");
         assert_eq!(code(&out), 0, "run {n}: {}", stderr(&out));
         assert_eq!(
-            records_of(&dir.path().join("oai-mirror.db")),
+            records_of(&dir.path().join("out/oai-mirror.db")),
             records_of(&serve.db),
             "run {n}"
         );
@@ -844,9 +846,10 @@ fn the_oai_mirror_config_mirrors_a_served_catalog() {
     submit(&serve, &deletions(&[2]));
     submit(&serve, &records(8, 1, "config"));
     run(2);
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("oai-mirror-report.json")).unwrap())
-            .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("out/oai-mirror-report.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(report["status"], "ok", "{report}");
 }
 

@@ -179,7 +179,8 @@ fn config_mistakes_are_usage_errors() {
     assert_eq!(code(&out), 1);
 }
 
-/// Every example pipeline in `configs/` runs, from a directory that holds `examples/`.
+/// Every example pipeline in `configs/` runs, from a directory that holds `examples/` and
+/// the `out/` they write into.
 #[test]
 fn the_bundled_configs_work() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -196,6 +197,7 @@ fn the_bundled_configs_work() {
         seen += 1;
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(root.join("examples"), dir.path().join("examples")).unwrap();
+        std::fs::create_dir(dir.path().join("out")).unwrap();
         let stdin = std::fs::read(fixture("rfc2655/documents.soif")).unwrap();
         let out = run_in(Some(dir.path()), &["run", config.to_str().unwrap()], &stdin);
         assert_eq!(code(&out), 0, "{}: {}", config.display(), stderr(&out));
@@ -203,6 +205,113 @@ fn the_bundled_configs_work() {
         assert!(c.out > 0, "{}: {}", config.display(), stderr(&out));
     }
     assert!(seen >= 3);
+}
+
+/// Every example pipeline in `configs/`, run as the README says (`soif run
+/// configs/X.toml` from the repository root) in a fresh copy of the files the repository
+/// ships, writes only under `out/`, which git ignores: `git status` stays clean. No run
+/// rejects anything, so none leaves a quarantine file.
+#[test]
+fn the_bundled_configs_leave_a_fresh_clone_clean() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let clone = tempfile::tempdir().unwrap();
+    let c = clone.path();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=soif", "-c", "user.email=soif@example.org"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(c)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The shipped files the examples use: the repository's .gitignore, out/, configs/
+    // and the data in examples/.
+    let tracked = std::process::Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--",
+            ".gitignore",
+            "out",
+            "configs",
+            "examples",
+        ])
+        .current_dir(root)
+        .output()
+        .expect("git runs");
+    assert!(tracked.status.success(), "{}", stderr(&tracked));
+    let mut copied = 0;
+    for rel in tracked.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let rel = Path::new(std::str::from_utf8(rel).unwrap());
+        std::fs::create_dir_all(c.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(rel), c.join(rel)).unwrap();
+        copied += 1;
+    }
+    assert!(c.join("out/.gitignore").exists(), "out/ is shipped");
+    // The OAI-PMH mirror harvests `soif serve` at 127.0.0.1:8080: here, one on a free port.
+    let serve = Serve::start("books", "token", &[]);
+    let posted = convert(
+        &[
+            fixture("rfc2655/documents.soif").to_str().unwrap(),
+            "--to",
+            "rdm",
+            "-o",
+            &serve.csid(),
+            "--token",
+            "token",
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&posted), 0, "{}", stderr(&posted));
+    let mirror = c.join("configs/oai-mirror.toml");
+    let text = std::fs::read_to_string(&mirror).unwrap();
+    assert!(text.contains("127.0.0.1:8080"));
+    std::fs::write(&mirror, text.replace("127.0.0.1:8080", &serve.addr)).unwrap();
+    // The dumps as a clone an hour old has them: `nightly-dumps` leaves files younger
+    // than its `settle` time for the next run.
+    let hour_ago = filetime::FileTime::from_system_time(
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
+    );
+    for entry in std::fs::read_dir(c.join("examples/data/nightly")).unwrap() {
+        filetime::set_file_mtime(entry.unwrap().path(), hour_ago).unwrap();
+    }
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "shipped"]);
+    assert!(copied > 5, "{copied} files");
+
+    let stdin = std::fs::read(fixture("rfc2655/documents.soif")).unwrap();
+    let mut configs: Vec<String> = std::fs::read_dir(c.join("configs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    configs.sort();
+    assert!(configs.len() >= 5, "{configs:?}");
+    for name in &configs {
+        let config = format!("configs/{name}");
+        let out = run_in(Some(c), &["run", &config], &stdin);
+        assert_eq!(code(&out), 0, "{config}: {}", stderr(&out));
+        assert!(summary(&out).out > 0, "{config}: {}", stderr(&out));
+        let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+        assert_eq!(status, "", "{config} wrote outside out/");
+    }
+    let written: Vec<String> = std::fs::read_dir(c.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        written.iter().any(|n| n.starts_with("nightly.")),
+        "{written:?}"
+    );
+    assert!(
+        !written.iter().any(|n| n.contains("rejected")),
+        "a quarantine file though nothing was rejected: {written:?}"
+    );
 }
 
 #[test]

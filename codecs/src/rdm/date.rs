@@ -313,7 +313,7 @@ fn parse_secs(s: &str) -> Result<i64, DateError> {
             time_of_day(time)?,
             tail.first(),
         ),
-        _ => return Err(DateError("unrecognised layout")),
+        _ => return Err(DateError("unrecognised date form")),
     };
     if d < 1 || d > days_in_month(y, m) {
         return Err(DateError("day out of range"));

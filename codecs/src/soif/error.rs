@@ -63,7 +63,25 @@ pub enum ErrorKind {
 
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe(f, false)
+    }
+}
+
+impl ErrorKind {
+    /// The message; `lenient`: the decoder that met the error was already lenient, so
+    /// the message suggests no `--lenient`.
+    fn describe(&self, f: &mut fmt::Formatter<'_>, lenient: bool) -> fmt::Result {
         match self {
+            ErrorKind::BadSize { name, size } if lenient => {
+                write!(f, "attribute `{name}` has a non-numeric size {{{size}}}")
+            }
+            ErrorKind::MissingDelimiter { name } if lenient => {
+                write!(f, "attribute `{name}`: expected `:<TAB>` after the size")
+            }
+            ErrorKind::BadValueSize { name, declared } if lenient => write!(
+                f,
+                "attribute `{name}` declares {declared} bytes, but no attribute or `}}` follows them, and lenient decoding found no other end for the value within the object"
+            ),
             ErrorKind::Garbage { len } => {
                 write!(f, "{len} bytes that are not a SOIF object (expected `@TEMPLATE {{`)")
             }
@@ -128,6 +146,8 @@ pub struct DecodeError {
     raw: Option<Bytes>,
     envelope: Option<Action>,
     closes_envelope: bool,
+    /// Met by a lenient decoder: the message suggests no `--lenient`.
+    lenient: bool,
 }
 
 impl DecodeError {
@@ -138,7 +158,12 @@ impl DecodeError {
             raw: None,
             envelope: None,
             closes_envelope: false,
+            lenient: false,
         }
+    }
+
+    pub(crate) fn set_lenient(&mut self, lenient: bool) {
+        self.lenient = lenient;
     }
 
     pub(crate) fn set_envelope(&mut self, envelope: Option<Action>, closes: bool) {
@@ -195,8 +220,30 @@ impl DecodeError {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.pos, self.kind)
+        write!(f, "{}: ", self.pos)?;
+        self.kind.describe(f, self.lenient)
     }
 }
 
 impl std::error::Error for DecodeError {}
+
+#[cfg(test)]
+mod tests {
+    use crate::soif::{decode_all, DecoderOptions};
+
+    /// A wrong byte count no boundary repairs: the strict decoder suggests `--lenient`,
+    /// the lenient one (which has just tried) does not.
+    #[test]
+    fn only_a_strict_decoder_suggests_lenient() {
+        let input: &[u8] = b"@FILE { u\nTitle{3}:\tabcdef\n@FILE { v\nT{1}:\tx\n}\n";
+        let strict = decode_all(input, DecoderOptions::default());
+        let e = strict[0].as_ref().unwrap_err().to_string();
+        assert!(e.contains("try --lenient"), "{e}");
+        let lenient = decode_all(input, DecoderOptions::default().lenient());
+        let e = lenient[0].as_ref().unwrap_err().to_string();
+        assert!(e.contains("declares 3 bytes"), "{e}");
+        assert!(!e.contains("--lenient"), "{e}");
+        assert!(e.contains("lenient decoding found no other end"), "{e}");
+        assert_eq!(lenient[1].as_ref().unwrap().url_str(), "v");
+    }
+}

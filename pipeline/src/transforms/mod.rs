@@ -27,8 +27,8 @@
 //! | `dedupe[:url\|ATTR]`               | [`dedupe`]     | first record per key                  |
 //!
 //! Shared helpers: [`names`] (the `-N` / `<n>-` naming rules), [`dates`] (every date
-//! form the data uses, to ISO 8601), [`seen`] (a bounded set of fingerprints),
-//! [`spill`] (`order`'s binary record format).
+//! form the data uses, to ISO 8601), [`seen`] (a bounded set of fingerprints);
+//! `order` keeps its runs as [`soif_codecs::packed`] records.
 //!
 //! The transforms never hold an unbounded number of records: `order` spills sorted runs
 //! to temporary files, `dedupe` and `validate`'s uniqueness check keep 128-bit
@@ -43,7 +43,6 @@ pub mod matching;
 pub mod names;
 pub mod scope;
 pub mod seen;
-pub mod spill;
 pub mod validate;
 pub mod view;
 

@@ -13,9 +13,9 @@
 
 use super::dates;
 use super::names::{ascii_lower, attribute_matches, is_url, split_embed};
-use super::spill;
 use crate::{Emit, Error, Transform};
 use bytes::Bytes;
+use soif_codecs::packed;
 use soif_codecs::Record;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -259,7 +259,7 @@ impl KeyValue {
 /// come before text and a missing value last (`-` reverses the order within each of
 /// those classes), which keeps the order total when a column mixes numbers and text.
 ///
-/// **Memory.** Arriving records are serialized ([`spill`]) into a buffer — which also
+/// **Memory.** Arriving records are serialized ([`packed`](soif_codecs::packed)) into a buffer — which also
 /// lets go of the decoder's read buffers they point into. When the buffer passes the
 /// memory budget it is sorted and written to an anonymous temporary file (a *run*;
 /// the operating system removes it when it is closed, even after a crash). At the end,
@@ -420,7 +420,7 @@ impl Order {
         let io_err = |e| Error::io("order: writing a sorted run to a temporary file", e);
         let mut w = BufWriter::with_capacity(RUN_BUFFER, file);
         for h in self.held.drain(..) {
-            spill::write_entry(&mut w, h.seq, &h.data).map_err(io_err)?;
+            packed::write_entry(&mut w, h.seq, &h.data).map_err(io_err)?;
         }
         let mut file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
@@ -458,7 +458,7 @@ impl Order {
         let io_err = |e| Error::io("order: writing a merged run to a temporary file", e);
         let mut w = BufWriter::with_capacity(RUN_BUFFER, self.temp_file()?);
         self.merge(group, |seq, data, _| {
-            spill::write_entry(&mut w, seq, &data).map_err(io_err)
+            packed::write_entry(&mut w, seq, &data).map_err(io_err)
         })?;
         let mut file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
         file.seek(SeekFrom::Start(0)).map_err(io_err)?;
@@ -512,11 +512,11 @@ impl Order {
         let next =
             |readers: &mut Vec<BufReader<File>>, source: usize| -> Result<Option<Head>, Error> {
                 let Some((seq, data)) =
-                    spill::read_entry(&mut readers[source], self.max_payload).map_err(read_err)?
+                    packed::read_entry(&mut readers[source], self.max_payload).map_err(read_err)?
                 else {
                     return Ok(None);
                 };
-                let record = spill::decode(data.clone()).map_err(|e| {
+                let record = packed::decode(data.clone()).map_err(|e| {
                     Error::Fatal(format!(
                         "order: a sorted run's temporary file is damaged: {e}"
                     ))
@@ -553,7 +553,7 @@ impl Transform for Order {
     fn apply(&mut self, record: Record, _out: &mut dyn Emit) -> Result<(), Error> {
         let keys = self.key_values(&record);
         let mut data = Vec::new();
-        spill::encode(&record, &mut data);
+        packed::encode(&record, &mut data);
         drop(record);
         self.max_payload = self.max_payload.max(data.len());
         let key_bytes: usize = keys
@@ -578,12 +578,12 @@ impl Transform for Order {
     }
 
     fn finish(&mut self, out: &mut dyn Emit) -> Result<(), Error> {
-        let decode_err = |e: spill::SpillError| Error::Fatal(format!("order: {e}"));
+        let decode_err = |e: packed::PackedError| Error::Fatal(format!("order: {e}"));
         if self.runs.is_empty() {
             self.sort_held();
             self.held_bytes = 0;
             for h in std::mem::take(&mut self.held) {
-                out.emit(spill::decode(Bytes::from(h.data)).map_err(decode_err)?)?;
+                out.emit(packed::decode(Bytes::from(h.data)).map_err(decode_err)?)?;
             }
             return Ok(());
         }

@@ -6,7 +6,7 @@
 //!   granularity, an `oai-identifier` description and the admin e-mail (`--admin-email`);
 //! - metadata formats `oai_dc` and `soif` ([`xml`]); one set per template; identifiers
 //!   `oai:REPOSITORY-ID:TEMPLATE/URL` ([`ids`]);
-//! - datestamps are the catalog's (`soif_catalog::datestamps`): when a record last
+//! - datestamps are the catalog's (`soif_store::datestamps`): when a record last
 //!   changed, or when it was deleted (deletions are `status="deleted"` headers, kept for
 //!   ever);
 //! - lists come a page at a time (`--oai-page-size`, default [`DEFAULT_PAGE_SIZE`]), read
@@ -40,9 +40,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use soif_catalog::datestamps::{self, Entry, Window};
-use soif_catalog::text::escape_text;
-use soif_catalog::SqliteStore;
+use soif_store::datestamps::{self, Entry, Window};
+use soif_store::text::escape_text;
+use soif_store::SqliteStore;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -414,7 +414,7 @@ fn answer(ctx: &Context, pairs: Vec<(String, String)>) -> Result<String, Request
 
 type VerbResult = Result<Result<String, OaiError>, RequestError>;
 
-fn store_err(e: soif_catalog::StoreError) -> RequestError {
+fn store_err(e: soif_store::StoreError) -> RequestError {
     RequestError::Internal(e.to_string())
 }
 
@@ -511,7 +511,7 @@ fn list_sets(store: &SqliteStore, args: &Args) -> VerbResult {
         out.push_str(&format!(
             "<set><setSpec>{}</setSpec><setName>{}</setName></set>",
             ids::set_spec(&t),
-            escape_text(&soif_catalog::text::xml_chars(&String::from_utf8_lossy(&t)).0)
+            escape_text(&soif_store::text::xml_chars(&String::from_utf8_lossy(&t)).0)
         ));
     }
     out.push_str("</ListSets>");

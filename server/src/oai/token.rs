@@ -2,7 +2,7 @@
 //!
 //! A token carries everything needed to go on with a list: the verb, the request's
 //! arguments (`metadataPrefix`, `set`, `from`, `until`), the position reached (the last
-//! template and URL sent: lists go in that order, see `soif_catalog::datestamps`), the
+//! template and URL sent: lists go in that order, see `soif_store::datestamps`), the
 //! cursor, the complete list size and the expiry time. The server keeps nothing between
 //! requests, so a harvest survives a restart, and a load running meanwhile makes no
 //! record that existed throughout be skipped.

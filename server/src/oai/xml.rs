@@ -3,7 +3,7 @@
 //! `soif.xsd`, which the server serves).
 //!
 //! Whatever bytes a record holds, the XML is well formed and valid. `oai_dc` follows the
-//! RDF/XML sink's policy (`soif_catalog::text::xml_text`): invalid UTF-8 and the
+//! RDF/XML sink's policy (`soif_store::text::xml_text`): invalid UTF-8 and the
 //! characters XML 1.0 forbids become U+FFFD, a CR is written `&#13;`. `soif` keeps every
 //! byte: a value that is UTF-8 without forbidden characters is text, any other is
 //! base64 with `encoding="base64"`; a template, URL or attribute name that could not
@@ -13,10 +13,10 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use soif_catalog::text::{dc_element, escape_text, xml_forbidden, xml_text, Charset};
 use soif_codecs::{Record, Value};
 use soif_pipeline::transforms::dc::{is_dublin_core, Crosswalk};
 use soif_pipeline::transforms::names::base_name;
+use soif_store::text::{dc_element, escape_text, xml_forbidden, xml_text, Charset};
 use std::borrow::Cow;
 
 /// The `soif` format's namespace.

@@ -2,9 +2,9 @@
 //! and as Dublin Core RDF/XML; which values may be links.
 
 use serde::Serialize;
-use soif_catalog::text::{xml_text, Charset};
 use soif_codecs::{Attribute, Record, Value};
 use soif_pipeline::transforms::collapse::collapse;
+use soif_store::text::{xml_text, Charset};
 use std::collections::HashMap;
 
 /// Values longer than this (characters), or of more lines, are folded.

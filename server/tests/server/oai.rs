@@ -5,9 +5,9 @@
 use crate::common;
 
 use common::*;
-use soif_catalog::SqliteStore;
 use soif_codecs::Record;
 use soif_server::oai::ids;
+use soif_store::SqliteStore;
 
 const REPO: &str = "soif.example.org";
 

@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use soif_codecs::Record;
-//! use soif_catalog::schema::SchemaColumns;
+//! use soif_store::schema::SchemaColumns;
 //! let schema = Record::new("SCHEMA", "-")
 //!     .with("Last-Modified", "Thu, 16 May 1996 00:00:00 GMT")
 //!     .with("SOIF-Attribute-2", "Author")

@@ -3,11 +3,11 @@
 //! the creation of tables and columns as records need them.
 
 use crate::datestamps::DATESTAMP_COLUMN;
-use crate::layout::{
-    ident_text, key_param, now, quote_ident, unique_name, upgrade, value_bytes, ColumnInfo,
-    FastMap, TableInfo, CREATE_META, LAYOUT_VERSION, MAX_COLUMNS, MAX_TABLES,
-};
 use crate::schema::{sql_type_for, SchemaColumns};
+use crate::tables::{
+    ident_text, key_param, now, quote_ident, unique_name, upgrade, value_bytes, ColumnInfo,
+    FastMap, TableInfo, CREATE_META, MAX_COLUMNS, MAX_TABLES, TABLES_VERSION,
+};
 use crate::text::Charset;
 use crate::upsert_stmt;
 use crate::write::{Scratch, Table};
@@ -36,9 +36,9 @@ pub enum StoreError {
     /// writes since `BEGIN` are gone.
     #[error("sqlite {path}: the transaction was rolled back by SQLite before COMMIT")]
     RolledBack { path: String },
-    /// The database holds a layout this version does not know.
+    /// The database holds tables of a version this soif does not know.
     #[error("sqlite {path}: {message}")]
-    Layout { path: String, message: String },
+    Version { path: String, message: String },
 }
 
 impl StoreError {
@@ -50,7 +50,7 @@ impl StoreError {
                 source.sqlite_error_code(),
                 Some(ErrorCode::ConstraintViolation | ErrorCode::TooBig | ErrorCode::TypeMismatch)
             ),
-            StoreError::Layout { .. } | StoreError::RolledBack { .. } => false,
+            StoreError::Version { .. } | StoreError::RolledBack { .. } => false,
         }
     }
 }
@@ -90,7 +90,7 @@ pub struct SqliteStore {
     /// Opened with [`StoreOptions::bulk`].
     pub(crate) bulk: bool,
     /// `soif_meta.layout_version` as of the last layout read.
-    pub(crate) layout_version: i64,
+    pub(crate) tables_version: i64,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -179,7 +179,7 @@ impl SqliteStore {
             schema_version: 0,
             scratch: Scratch::default(),
             bulk: opts.bulk,
-            layout_version: LAYOUT_VERSION,
+            tables_version: TABLES_VERSION,
         }
     }
 
@@ -275,9 +275,9 @@ impl SqliteStore {
             .optional()
             .map_err(|e| store.err("reading soif_meta", e))?;
         match version.as_deref() {
-            Some(v) if v == LAYOUT_VERSION.to_string() => {}
+            Some(v) if v == TABLES_VERSION.to_string() => {}
             // Databases written by earlier versions are upgraded in place, in one
-            // transaction (see `layout::upgrade`).
+            // transaction (see `tables::upgrade`).
             Some("1") => {
                 store
                     .conn
@@ -295,10 +295,10 @@ impl SqliteStore {
                 }
             }
             other => {
-                return Err(StoreError::Layout {
+                return Err(StoreError::Version {
                     path: store.path.clone(),
                     message: format!(
-                        "layout_version {} is not supported (this soif writes version {LAYOUT_VERSION})",
+                        "layout_version {} is not supported (this soif writes version {TABLES_VERSION})",
                         other.unwrap_or("(none)")
                     ),
                 })
@@ -320,13 +320,13 @@ impl SqliteStore {
     /// another process may have added tables).
     pub fn reload(&mut self) -> Result<(), StoreError> {
         let (tables, used, deletions) = self
-            .read_layout()
+            .read_tables()
             .map_err(|e| self.err("reading the layout tables", e))?;
         self.tables = tables;
         self.used_tables = used;
         self.deletions_exist = deletions;
         self.schema_version = self.read_schema_version()?;
-        self.layout_version = self
+        self.tables_version = self
             .conn
             .query_row(
                 "SELECT value FROM soif_meta WHERE key = 'layout_version'",
@@ -336,7 +336,7 @@ impl SqliteStore {
             .optional()
             .map_err(|e| self.err("reading soif_meta", e))?
             .and_then(|v| v.parse().ok())
-            .unwrap_or(LAYOUT_VERSION);
+            .unwrap_or(TABLES_VERSION);
         Ok(())
     }
 
@@ -358,7 +358,7 @@ impl SqliteStore {
     }
 
     #[allow(clippy::type_complexity)]
-    pub(crate) fn read_layout(
+    pub(crate) fn read_tables(
         &self,
     ) -> rusqlite::Result<(FastMap<Bytes, Table>, HashSet<String>, bool)> {
         let mut used = HashSet::new();
@@ -415,8 +415,8 @@ impl SqliteStore {
 
     /// The database's layout version (older ones are upgraded when opened for writing;
     /// one opened read-only keeps its own).
-    pub fn layout_version(&self) -> i64 {
-        self.layout_version
+    pub fn tables_version(&self) -> i64 {
+        self.tables_version
     }
 
     /// The path given to [`SqliteStore::open`].

@@ -11,9 +11,9 @@
 //! rebuilt ([`rebuild`]) when the summary has changed, in transactions of
 //! [`INDEX_CHUNK`] records so that loaders are not locked out.
 
-use crate::layout::{key_param, value_bytes};
 use crate::runs::runs_summary;
 use crate::store::{SqliteStore, StoreError};
+use crate::tables::{key_param, value_bytes};
 use bytes::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
 use soif_codecs::Record;

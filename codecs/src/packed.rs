@@ -1,9 +1,11 @@
-//! A compact binary form of a whole [`Record`] for `order`'s temporary files.
+//! Packed records: a compact binary form of a whole [`Record`], for temporary files
+//! written and read back by the same process (the `order` transform's sorted runs, the
+//! server's spool of submitted records).
 //!
 //! SOIF itself would lose what the engine still needs after a sort (the action, the
 //! position for error messages, the original bytes for `--quarantine`, lenient-mode
-//! repairs, collapsed lists), so spilled records use this private, length-prefixed
-//! layout. Integers are LEB128 varints; a byte string is its length then its bytes.
+//! repairs, collapsed lists), so these files use this private, length-prefixed
+//! form. Integers are LEB128 varints; a byte string is its length then its bytes.
 //!
 //! ```text
 //! record   = bytes(template) bytes(url) u8(action) position raw repairs attrs
@@ -19,8 +21,8 @@
 //! every length against the bytes at hand, so a damaged file is an error, not a panic or a
 //! huge allocation.
 
+use crate::{Action, Attribute, Position, Record, Repair, Value};
 use bytes::{Buf, Bytes};
-use soif_codecs::{Action, Attribute, Position, Record, Repair, Value};
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 
@@ -103,15 +105,15 @@ fn put_value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
-/// Why a spilled record could not be read back.
+/// Why a packed record could not be read back.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SpillError {
+pub enum PackedError {
     /// The buffer ended inside a field.
-    #[error("spilled record truncated")]
+    #[error("packed record truncated")]
     Truncated,
     /// A tag or a number that this format never writes.
-    #[error("spilled record damaged: {0}")]
+    #[error("packed record damaged: {0}")]
     Damaged(&'static str),
 }
 
@@ -120,14 +122,14 @@ struct Reader {
 }
 
 impl Reader {
-    fn u8(&mut self) -> Result<u8, SpillError> {
+    fn u8(&mut self) -> Result<u8, PackedError> {
         if self.buf.is_empty() {
-            return Err(SpillError::Truncated);
+            return Err(PackedError::Truncated);
         }
         Ok(self.buf.get_u8())
     }
 
-    fn varint(&mut self) -> Result<u64, SpillError> {
+    fn varint(&mut self) -> Result<u64, PackedError> {
         let mut n = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.u8()?;
@@ -136,47 +138,48 @@ impl Reader {
                 return Ok(n);
             }
         }
-        Err(SpillError::Damaged("varint too long"))
+        Err(PackedError::Damaged("varint too long"))
     }
 
     /// A count of items that each take at least one byte: never more than remain.
-    fn count(&mut self) -> Result<usize, SpillError> {
+    fn count(&mut self) -> Result<usize, PackedError> {
         let n = self.varint()?;
         if n > self.buf.len() as u64 {
-            return Err(SpillError::Truncated);
+            return Err(PackedError::Truncated);
         }
         Ok(n as usize)
     }
 
-    fn bytes(&mut self) -> Result<Bytes, SpillError> {
+    fn bytes(&mut self) -> Result<Bytes, PackedError> {
         let n = self.varint()?;
         if n > self.buf.len() as u64 {
-            return Err(SpillError::Truncated);
+            return Err(PackedError::Truncated);
         }
         Ok(self.buf.split_to(n as usize))
     }
 
-    fn opt(&mut self) -> Result<Option<Bytes>, SpillError> {
+    fn opt(&mut self) -> Result<Option<Bytes>, PackedError> {
         match self.u8()? {
             0 => Ok(None),
             1 => self.bytes().map(Some),
-            _ => Err(SpillError::Damaged("bad option tag")),
+            _ => Err(PackedError::Damaged("bad option tag")),
         }
     }
 
-    fn text(&mut self) -> Result<String, SpillError> {
-        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| SpillError::Damaged("text not UTF-8"))
+    fn text(&mut self) -> Result<String, PackedError> {
+        String::from_utf8(self.bytes()?.to_vec())
+            .map_err(|_| PackedError::Damaged("text not UTF-8"))
     }
 
-    fn opt_text(&mut self) -> Result<Option<String>, SpillError> {
+    fn opt_text(&mut self) -> Result<Option<String>, PackedError> {
         self.opt()?
             .map(|b| {
-                String::from_utf8(b.to_vec()).map_err(|_| SpillError::Damaged("text not UTF-8"))
+                String::from_utf8(b.to_vec()).map_err(|_| PackedError::Damaged("text not UTF-8"))
             })
             .transpose()
     }
 
-    fn attrs(&mut self, depth: u32) -> Result<Vec<Attribute>, SpillError> {
+    fn attrs(&mut self, depth: u32) -> Result<Vec<Attribute>, PackedError> {
         let n = self.count()?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
@@ -187,10 +190,10 @@ impl Reader {
         Ok(out)
     }
 
-    fn value(&mut self, depth: u32) -> Result<Value, SpillError> {
+    fn value(&mut self, depth: u32) -> Result<Value, PackedError> {
         // Collapsed records nest two or three levels; far deeper means a damaged file.
         if depth > 64 {
-            return Err(SpillError::Damaged("values nested too deeply"));
+            return Err(PackedError::Damaged("values nested too deeply"));
         }
         match self.u8()? {
             0 => self.bytes().map(Value::Bytes),
@@ -203,13 +206,13 @@ impl Reader {
                 Ok(Value::List(items))
             }
             2 => self.attrs(depth + 1).map(Value::Object),
-            _ => Err(SpillError::Damaged("bad value tag")),
+            _ => Err(PackedError::Damaged("bad value tag")),
         }
     }
 }
 
 /// Reads back a record written by [`encode`]; the values share `buf`'s memory.
-pub fn decode(buf: Bytes) -> Result<Record, SpillError> {
+pub fn decode(buf: Bytes) -> Result<Record, PackedError> {
     let mut r = Reader { buf };
     let template = r.bytes()?;
     let url = r.bytes()?;
@@ -218,7 +221,7 @@ pub fn decode(buf: Bytes) -> Result<Record, SpillError> {
         1 => Some(Action::Delete),
         2 => Some(Action::Refresh),
         3 => Some(Action::Update),
-        _ => return Err(SpillError::Damaged("bad action")),
+        _ => return Err(PackedError::Damaged("bad action")),
     };
     let position = match r.u8()? {
         0 => None,
@@ -233,7 +236,7 @@ pub fn decode(buf: Bytes) -> Result<Record, SpillError> {
                     .with_url(url),
             )
         }
-        _ => return Err(SpillError::Damaged("bad position tag")),
+        _ => return Err(PackedError::Damaged("bad position tag")),
     };
     let raw = r.opt()?;
     let n = r.count()?;
@@ -245,7 +248,7 @@ pub fn decode(buf: Bytes) -> Result<Record, SpillError> {
     }
     let attributes = r.attrs(0)?;
     if !r.buf.is_empty() {
-        return Err(SpillError::Damaged("trailing bytes"));
+        return Err(PackedError::Damaged("trailing bytes"));
     }
     Ok(Record {
         template,

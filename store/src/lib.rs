@@ -4,7 +4,7 @@
 //! One database per catalog, in the layout below (`docs/sqlite-layout.md` says the same
 //! with examples and the reasons). The crate is split by concern:
 //!
-//! - [`layout`]: the `soif_*` tables, the layout version and the upgrades of older
+//! - [`tables`]: the `soif_*` tables, the layout version and the upgrades of older
 //!   databases, table and column naming, [`TableInfo`] (rows back into records);
 //! - [`schema`]: what an RDM `@SCHEMA` gives the layout (column types and names);
 //! - [`store`]: [`SqliteStore`] — opening, transactions, the template/column map kept in
@@ -57,7 +57,7 @@
 //!
 //! **Metadata tables.**
 //! - `soif_meta(key TEXT PRIMARY KEY, value TEXT)`: `layout_version` = `2` (a database
-//!   of version 1 is upgraded when opened for writing, see [`layout`]).
+//!   of version 1 is upgraded when opened for writing, see [`tables`]).
 //! - `soif_tables(template TEXT PRIMARY KEY, table_name TEXT UNIQUE, created TEXT)`;
 //!   `template` is a BLOB when the template is not UTF-8.
 //! - `soif_columns(table_name, position, attribute, column_name, sql_type, data_type,
@@ -124,7 +124,7 @@
 //!
 //! ```
 //! use soif_codecs::Record;
-//! use soif_catalog::SqliteStore;
+//! use soif_store::SqliteStore;
 //!
 //! let mut store = SqliteStore::open_in_memory(Default::default()).unwrap();
 //! store
@@ -138,21 +138,21 @@
 
 pub mod datestamps;
 pub mod fts;
-pub mod layout;
 pub mod load;
 pub mod read;
 pub mod runs;
 pub mod schema;
 pub mod store;
+pub mod tables;
 pub mod text;
 mod upsert_stmt;
 pub mod write;
 
-pub use layout::{quote_ident, ColumnInfo, TableInfo, LAYOUT_VERSION};
 pub use load::{Loader, LoaderLock, DEFAULT_BATCH_ROWS, MAX_BATCH_BYTES};
 pub use runs::{RunCounts, RunSummary};
 pub use schema::{sql_type_for, SchemaColumns};
 pub use store::{SqliteStore, StoreError, StoreOptions};
+pub use tables::{quote_ident, ColumnInfo, TableInfo, TABLES_VERSION};
 pub use text::Charset;
 pub use write::UpsertMode;
 

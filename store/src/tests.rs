@@ -1,7 +1,7 @@
 //! The store's tests (moved with it from the `sqlite` sink).
 use super::*;
-use crate::layout::{ident_text, unique_name, MAX_COLUMNS};
 use crate::load::record_bytes;
+use crate::tables::{ident_text, unique_name, MAX_COLUMNS};
 use crate::write::MAX_MERGE_SQL;
 use bytes::Bytes;
 use rusqlite::Connection;

@@ -1,4 +1,4 @@
-//! The layout: the `soif_*` tables, the layout version and the upgrades of databases
+//! The tables: the `soif_*` tables, their version and the upgrades of databases
 //! written by older versions, how templates and attributes are named as tables and
 //! columns, and [`TableInfo`], which turns a table's rows back into records.
 
@@ -14,8 +14,8 @@ use std::collections::{HashMap, HashSet};
 /// store), so foldhash's weaker flooding resistance cannot make them grow without bound.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// The layout version stored in `soif_meta`.
-pub const LAYOUT_VERSION: i64 = 2;
+/// The version of the tables, stored in `soif_meta` as `layout_version`.
+pub const TABLES_VERSION: i64 = 2;
 
 /// Columns per table besides `url` (SQLite's default `SQLITE_MAX_COLUMN` is 2000).
 pub(crate) const MAX_COLUMNS: usize = 1999;
@@ -181,7 +181,7 @@ CREATE TABLE IF NOT EXISTS soif_runs (
 INSERT OR IGNORE INTO soif_meta (key, value) VALUES ('layout_version', '2');
 ";
 
-/// Upgrades a database of layout version `from` to [`LAYOUT_VERSION`], inside the open
+/// Upgrades a database of layout version `from` to [`TABLES_VERSION`], inside the open
 /// write transaction.
 ///
 /// 1 → 2: every record table gets the `soif_datestamp` column (see
@@ -243,7 +243,7 @@ pub(crate) fn upgrade(conn: &rusqlite::Connection, from: i64) -> rusqlite::Resul
     }
     conn.execute(
         "UPDATE soif_meta SET value = ?1 WHERE key = 'layout_version'",
-        [LAYOUT_VERSION.to_string()],
+        [TABLES_VERSION.to_string()],
     )?;
     Ok(())
 }

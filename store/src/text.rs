@@ -7,7 +7,7 @@
 //! who counts a warning.
 //!
 //! ```
-//! use soif_catalog::text::{to_text, Charset};
+//! use soif_store::text::{to_text, Charset};
 //! let (text, replaced) = to_text(b"caf\xe9", Charset::Latin1);
 //! assert_eq!((text.as_ref(), replaced), ("café", false));
 //! let (text, replaced) = to_text(b"caf\xe9", Charset::Utf8);

@@ -1,7 +1,7 @@
 //! `soif_runs`: one row per load, with its inputs, times, status and counts.
 
-use crate::layout::now;
 use crate::store::{SqliteStore, StoreError};
+use crate::tables::now;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Counts for one run, stored in `soif_runs`.

@@ -1,27 +1,28 @@
-//! The state's SQLite layout (documented for users in `docs/state-layout.md`), created
+//! The state's SQLite tables (documented for users in `docs/state-layout.md`), created
 //! on first use and checked on every open.
 //!
 //! Version 1:
 //!
 //! ```sql
-#![doc = include_str!("layout.sql")]
+#![doc = include_str!("tables.sql")]
 //! ```
 
 use crate::StateError;
 use rusqlite::{Connection, OptionalExtension};
 use std::path::Path;
 
-/// The `layout` value in `soif_state_meta`.
-pub const LAYOUT: &str = "soif-state";
-/// The layout version this soif writes and reads.
-pub const LAYOUT_VERSION: i64 = 1;
+/// What a state database names itself under the `layout` key of `soif_state_meta`.
+pub const TABLES_NAME: &str = "soif-state";
+/// The version of the tables this soif writes and reads (`layout_version` in
+/// `soif_state_meta`).
+pub const TABLES_VERSION: i64 = 1;
 /// `PRAGMA application_id` of a state file ("SOST"), so `file(1)` and soif can tell it
 /// from a catalog or any other SQLite database.
 pub const APPLICATION_ID: i32 = 0x534f_5354;
 
-const SCHEMA: &str = include_str!("layout.sql");
+const SCHEMA: &str = include_str!("tables.sql");
 
-/// Creates the layout in an empty database, or checks an existing one.
+/// Creates the tables in an empty database, or checks an existing one.
 pub(crate) fn init(conn: &Connection, path: &Path) -> Result<(), StateError> {
     let sql = |context: &str, e| StateError::Sqlite {
         path: path.to_path_buf(),
@@ -48,7 +49,7 @@ pub(crate) fn init(conn: &Connection, path: &Path) -> Result<(), StateError> {
             "BEGIN IMMEDIATE;
              {SCHEMA}
              INSERT INTO soif_state_meta (key, value) VALUES
-               ('layout', '{LAYOUT}'), ('layout_version', '{LAYOUT_VERSION}'),
+               ('layout', '{TABLES_NAME}'), ('layout_version', '{TABLES_VERSION}'),
                ('created', '{}');
              PRAGMA application_id = {APPLICATION_ID};
              COMMIT;",
@@ -76,17 +77,17 @@ pub(crate) fn check(conn: &Connection, path: &Path) -> Result<(), StateError> {
         .ok()
         .flatten()
     };
-    if meta("layout").as_deref() != Some(LAYOUT) {
+    if meta("layout").as_deref() != Some(TABLES_NAME) {
         return Err(not("no soif_state_meta table naming the layout soif-state"));
     }
     let version: i64 = meta("layout_version")
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| not("no layout_version"))?;
-    if version > LAYOUT_VERSION {
+    if version > TABLES_VERSION {
         return Err(StateError::TooNew {
             path: path.to_path_buf(),
             found: version,
-            supported: LAYOUT_VERSION,
+            supported: TABLES_VERSION,
         });
     }
     Ok(())

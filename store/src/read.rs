@@ -2,8 +2,8 @@
 //! URL order, a page at a time ([`SqliteStore::scan_page`]), so that a reader holds one
 //! page whatever the table's size.
 
-use crate::layout::key_param;
 use crate::store::{SqliteStore, StoreError};
+use crate::tables::key_param;
 use rusqlite::OptionalExtension;
 use soif_codecs::Record;
 

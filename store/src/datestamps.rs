@@ -16,8 +16,8 @@
 //! throughout (one that changed may come twice).
 //!
 //! ```
-//! use soif_catalog::datestamps::{page, Window};
-//! use soif_catalog::SqliteStore;
+//! use soif_store::datestamps::{page, Window};
+//! use soif_store::SqliteStore;
 //! use soif_codecs::Record;
 //! let mut store = SqliteStore::open_in_memory(Default::default()).unwrap();
 //! store.upsert(&Record::new("FILE", "http://a/").with("Title", "A")).unwrap();
@@ -28,8 +28,8 @@
 //! assert_eq!(entries[0].datestamp.len(), "2026-11-24T08:00:00Z".len());
 //! ```
 
-use crate::layout::{key_param, quote_ident, quote_literal, value_bytes, TableInfo};
 use crate::store::{SqliteStore, StoreError};
+use crate::tables::{key_param, quote_ident, quote_literal, value_bytes, TableInfo};
 use bytes::Bytes;
 use rusqlite::types::ToSqlOutput;
 use rusqlite::OptionalExtension;
@@ -79,7 +79,7 @@ pub struct Entry {
 /// The SQL expression of a table's datestamp: the column, or, in a database of layout
 /// version 1 served read-only (not upgraded), the table's creation time.
 fn datestamp_expr(store: &SqliteStore, table: &TableInfo) -> String {
-    if store.layout_version() >= 2 {
+    if store.tables_version() >= 2 {
         quote_ident(DATESTAMP_COLUMN)
     } else {
         format!(
@@ -483,7 +483,7 @@ mod tests {
     fn a_version_1_database_is_upgraded_when_opened() {
         let (_dir, db) = v1_copy();
         let mut s = SqliteStore::open(&db).unwrap();
-        assert_eq!(s.layout_version(), LAYOUT_VERSION_2);
+        assert_eq!(s.tables_version(), TABLES_VERSION_2);
         let version: String = s
             .connection()
             .query_row(
@@ -530,12 +530,12 @@ mod tests {
     fn a_version_1_database_served_read_only_has_table_times() {
         let (_dir, db) = v1_copy();
         let s = SqliteStore::open_read_only(&db).unwrap();
-        assert_eq!(s.layout_version(), 1);
+        assert_eq!(s.tables_version(), 1);
         let all = page(&s, None, &Window::default(), None, 100, true).unwrap();
         assert_eq!(all.len(), 6);
         assert!(all.iter().all(|e| e.datestamp.ends_with('Z')));
         assert_eq!(count(&s, Some(b"DOCUMENT"), &Window::default()).unwrap(), 3);
     }
 
-    const LAYOUT_VERSION_2: i64 = 2;
+    const TABLES_VERSION_2: i64 = 2;
 }

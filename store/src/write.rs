@@ -3,8 +3,8 @@
 //! inside the open transaction or one of their own.
 
 use crate::datestamps::{Clock, DATESTAMP_COLUMN};
-use crate::layout::{key_param, now, quote_ident, FastMap, TableInfo};
 use crate::store::{SqliteStore, StoreError};
+use crate::tables::{key_param, now, quote_ident, FastMap, TableInfo};
 use crate::text::{latin1, to_json, Charset};
 use crate::upsert_stmt;
 use bytes::Bytes;
