@@ -16,7 +16,7 @@ mod normalize;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
@@ -654,6 +654,44 @@ fn split(
     result.map_err(|e| failure_error(py, e.into()))
 }
 
+/// The files local paths name (a path, a directory, a glob, a `file:` URI), by soif's
+/// one set of path rules (`soif_sources::paths`): the CLI's (directories read
+/// recursively), or with `spark` Spark's (names starting with `_` skipped too,
+/// subdirectories only with `recursive`). A URI of another scheme is not found here.
+#[pyfunction]
+#[pyo3(signature = (paths, *, spark=false, recursive=true))]
+fn expand_paths(
+    py: Python<'_>,
+    paths: Vec<String>,
+    spark: bool,
+    recursive: bool,
+) -> PyResult<Vec<std::ffi::OsString>> {
+    use soif_sources::{PathError, PathRules};
+    let rules = if spark {
+        PathRules::spark(recursive)
+    } else {
+        PathRules {
+            recursive,
+            ..PathRules::CLI
+        }
+    };
+    match py.detach(|| soif_sources::expand_paths(&paths, rules)) {
+        Ok(files) => Ok(files.into_iter().map(PathBuf::into_os_string).collect()),
+        Err(e @ (PathError::NotFound(_) | PathError::NoMatch(_))) => {
+            Err(PyFileNotFoundError::new_err(e.to_string()))
+        }
+        Err(e @ PathError::Invalid { .. }) => Err(PyValueError::new_err(e.to_string())),
+        Err(PathError::Io(e)) => Err(failure_error(py, e.into())),
+    }
+}
+
+/// The local path of a `file:` URI, the path itself when it is no URI, None for a URI
+/// of another scheme (`soif_sources::paths::local_path`).
+#[pyfunction]
+fn local_path(path: &str) -> PyResult<Option<&str>> {
+    soif_sources::paths::local_path(path).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// `soif.split`'s default split size: 128 MiB (Spark's own default for files).
 const DEFAULT_SPLIT_SIZE: u64 = 128 << 20;
 
@@ -682,5 +720,7 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_SPLIT_SIZE", DEFAULT_SPLIT_SIZE)?;
     m.add_function(wrap_pyfunction!(layout_schema, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(local_path, m)?)?;
     Ok(())
 }

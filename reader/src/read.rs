@@ -19,9 +19,9 @@ use soif_arrow::Spans;
 use soif_codecs::soif::split::{decode_range, RangeSpec};
 use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, ObjectSpans, SoifDecoder};
 use soif_codecs::Record;
+use soif_pipeline::quarantine::QuarantineFile;
 use soif_pipeline::source::{InputData, Rejection, Source};
 use soif_pipeline::Error;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -189,7 +189,7 @@ pub struct Core {
     feed: Option<Feed>,
     decoder: DecoderOptions,
     policy: Policy,
-    quarantine: Option<std::io::BufWriter<std::fs::File>>,
+    quarantine: Option<QuarantineFile>,
     counts: Arc<Counts>,
     /// A failure met while a batch was being filled: the batch is handed out first.
     pending: Option<Failure>,
@@ -217,11 +217,13 @@ impl Core {
                 message: format!("starting the I/O runtime: {e}"),
             })?;
         let quarantine = match &policy {
-            Policy::Quarantine(path) => Some(std::io::BufWriter::new(
-                std::fs::File::create(path).map_err(|e| Failure::Io {
+            // Created by the first rejected record, as the CLI's: a read that rejects
+            // nothing leaves no file (and removes an earlier read's).
+            Policy::Quarantine(path) => {
+                Some(QuarantineFile::open(path).map_err(|e| Failure::Io {
                     message: format!("quarantine {}: {e}", path.display()),
-                })?,
-            )),
+                })?)
+            }
             _ => None,
         };
         Ok(Core {
@@ -422,7 +424,7 @@ impl Core {
             Policy::Skip | Policy::Column => {}
             Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
                 (Some(raw), Some(q)) => {
-                    q.write_all(raw).map_err(|e| Failure::Io {
+                    q.write(raw).map_err(|e| Failure::Io {
                         message: format!("writing the quarantine: {e}"),
                     })?;
                     bump(&self.counts.quarantined);
@@ -680,6 +682,7 @@ const IN_PLACE_LAG: u64 = 32 << 20;
 mod tests {
     use super::*;
     use crate::input::BytesInput;
+    use std::io::Write;
 
     /// Three records, the second with a value size past its value.
     const WITH_BAD: &[u8] = b"@FILE { http://a/\nTitle{1}:\tA\n}\n\n\
@@ -779,6 +782,11 @@ mod tests {
             String::from_utf8_lossy(&kept)
         );
         assert!(!kept.windows(9).any(|w| w == b"http://a/"));
+        // Nothing rejected: no file (an earlier read's is removed).
+        let (mut core, _) = self::core(b"@FILE { http://a/\n}\n", Policy::Quarantine(path.clone()));
+        let (urls, _) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/"]);
+        assert!(!path.exists());
     }
 
     #[test]

@@ -21,12 +21,13 @@
 //! Native.next(handle, descriptors)   -> rows (-1 at the end), descriptors filled
 //! Native.close(handle)
 //! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
+//! Native.expand(paths, recursive)     -> the files, by soif's path rules (Spark's variant)
 //! ```
 
 use arrow_array::{Array, RecordBatch};
 use arrow_data::ArrayData;
-use jni::objects::{JClass, JLongArray, JString};
-use jni::sys::{jboolean, jint, jlong, jlongArray, JNI_TRUE};
+use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::DecoderOptions;
@@ -321,5 +322,46 @@ pub extern "system" fn Java_org_soif_spark_Native_split<'l>(
         env.set_long_array_region(&array, 0, &flat)
             .map_err(|e| Thrown("java/lang/IllegalStateException", e.to_string()))?;
         Ok(array.into_raw())
+    })
+}
+
+/// The files `paths` name, by soif's path rules with Spark's variant (names starting
+/// with `.` or `_` skipped in directories, subdirectories only when `recursive`): the
+/// same code as the Python data source's and the CLI's (`soif_sources::paths`). A path
+/// not found, or a glob that matches nothing, throws `java.io.FileNotFoundException`.
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_expand<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    paths: JObjectArray<'l>,
+    recursive: jboolean,
+) -> jobjectArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let jvm = |e: jni::errors::Error| Thrown("java/lang/IllegalStateException", e.to_string());
+        let n = env.get_array_length(&paths).map_err(jvm)?;
+        let mut given = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let p = JString::from(env.get_object_array_element(&paths, i).map_err(jvm)?);
+            given.push(string(env, &p)?);
+        }
+        let rules = soif_sources::PathRules::spark(recursive == JNI_TRUE);
+        let files = soif_sources::expand_paths(&given, rules).map_err(|e| match e {
+            soif_sources::PathError::NotFound(_) | soif_sources::PathError::NoMatch(_) => {
+                Thrown("java/io/FileNotFoundException", format!("soif: {e}"))
+            }
+            soif_sources::PathError::Invalid { .. } => {
+                Thrown("java/lang/IllegalArgumentException", format!("soif: {e}"))
+            }
+            soif_sources::PathError::Io(e) => Thrown("java/io/IOException", e.to_string()),
+        })?;
+        let out = env
+            .new_object_array(files.len() as i32, "java/lang/String", JObject::null())
+            .map_err(jvm)?;
+        for (i, f) in files.iter().enumerate() {
+            let s = env.new_string(f.to_string_lossy()).map_err(jvm)?;
+            env.set_object_array_element(&out, i as i32, s)
+                .map_err(jvm)?;
+        }
+        Ok(out.into_raw())
     })
 }
