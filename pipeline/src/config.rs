@@ -10,7 +10,7 @@
 //! inputs = ["/var/harvest/dumps/*.soif.gz"]   # files, directories, globs, -, URLs
 //! format = "auto"                             # auto | soif | jsonl | parquet | arrow
 //! lenient = true
-//! max_record_size = "64MiB"                   # or a number of bytes
+//! max_record_size = "64MiB"                   # or 64MB (10^6 bytes each), or a number
 //! mmap = true                                 # false: read files as streams (--no-mmap)
 //!
 //! [errors]
@@ -32,7 +32,7 @@
 //! `rdm`; the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts`,
 //! `compression` and `parquet_layout` (for `parquet`: `--compression`, `--parquet-layout`). A
 //! top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
-//! `memory_budget` (`"64MiB"` or a number of bytes) and `temp_dir` are `--memory-budget`
+//! `memory_budget` (a size, as [`ByteSize`] reads it) and `temp_dir` are `--memory-budget`
 //! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
 //! where). A `[state]` table (`path`, `settle`, `report`) makes the pipeline incremental,
 //! as `convert --state` (see the `soif-state` crate and `configs/nightly.toml`).
@@ -41,17 +41,20 @@
 
 use crate::Error;
 use serde::Deserialize;
+pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
 use std::path::{Path, PathBuf};
 
 /// A parsed pipeline file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineConfig {
-    pub source: SourceConfig,
+    /// `[source]`: the inputs and how to read them.
+    pub source: SourceOptions,
     #[serde(default)]
     pub transforms: Vec<String>,
+    /// `[errors]`: the error policy.
     #[serde(default)]
-    pub errors: ErrorsConfig,
+    pub errors: ErrorOptions,
     /// `[[sink]]` tables, at least one.
     #[serde(rename = "sink", default)]
     pub sinks: Vec<SinkConfig>,
@@ -59,7 +62,7 @@ pub struct PipelineConfig {
     pub schema: Option<PathBuf>,
     /// Memory each of `order`, `dedupe` and uniqueness may use before spilling to disk
     /// (`--memory-budget`; default 64 MiB).
-    pub memory_budget: Option<Size>,
+    pub memory_budget: Option<ByteSize>,
     /// Where they spill (`--temp-dir`; default the system's temporary directory).
     pub temp_dir: Option<PathBuf>,
     /// `[state]`: make the pipeline incremental (`--state`).
@@ -84,37 +87,6 @@ pub struct StateConfig {
 pub enum Duration {
     Seconds(u64),
     Text(String),
-}
-
-/// `[source]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceConfig {
-    pub inputs: Vec<String>,
-    #[serde(default = "auto")]
-    pub format: String,
-    #[serde(default)]
-    pub lenient: bool,
-    pub max_record_size: Option<Size>,
-    /// Map plain files into memory (the default); `false` is `--no-mmap`.
-    #[serde(default = "yes")]
-    pub mmap: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn auto() -> String {
-    "auto".to_string()
-}
-
-/// `[errors]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ErrorsConfig {
-    pub on_error: Option<String>,
-    pub quarantine: Option<PathBuf>,
 }
 
 /// One `[[sink]]`.
@@ -143,25 +115,6 @@ pub struct SinkConfig {
     pub parquet_layout: Option<String>,
 }
 
-/// A size: a number of bytes or a string such as `"64MiB"`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum Size {
-    Bytes(u64),
-    Text(String),
-}
-
-impl Size {
-    pub fn bytes(&self) -> Result<usize, Error> {
-        match self {
-            Size::Bytes(n) => {
-                usize::try_from(*n).map_err(|_| Error::Config(format!("size {n} is too large")))
-            }
-            Size::Text(s) => parse_size(s).map_err(Error::Config),
-        }
-    }
-}
-
 impl PipelineConfig {
     /// Reads and checks a pipeline file; errors name the file (and line, for syntax).
     pub fn load(path: &Path) -> Result<PipelineConfig, Error> {
@@ -178,34 +131,13 @@ impl PipelineConfig {
         if config.sinks.is_empty() {
             return Err("no [[sink]]: a pipeline needs at least one".to_string());
         }
-        if let Some(size) = &config.source.max_record_size {
-            size.bytes()
-                .map_err(|e| format!("[source] max_record_size: {e}"))?;
-        }
-        if let Some(size) = &config.memory_budget {
-            size.bytes().map_err(|e| format!("memory_budget: {e}"))?;
-        }
+        config.source.check().map_err(|e| format!("[source] {e}"))?;
+        config
+            .errors
+            .policy()
+            .map_err(|e| format!("[errors] {e}"))?;
         Ok(config)
     }
-}
-
-/// Parses `1048576`, `512K`, `512KiB`, `64M`, `64MiB`, `1G`, `1GB` (binary multiples).
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: usize = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (e.g. 1048576, 512KiB, 64MiB)"))?;
-    let mult: usize = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(format!("unknown size unit in `{s}` (use K, M or G)")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size `{s}` is too large"))
 }
 
 #[cfg(test)]
@@ -225,7 +157,7 @@ mod tests {
         let c = PipelineConfig::parse(&example).unwrap();
         assert_eq!(c.sinks.len(), 2);
         assert_eq!(c.transforms.len(), 2);
-        assert_eq!(c.source.max_record_size.unwrap().bytes().unwrap(), 64 << 20);
+        assert_eq!(c.source.max_record_size.as_u64(), 64 << 20);
         assert_eq!(c.errors.on_error.as_deref(), Some("quarantine"));
     }
 
@@ -246,13 +178,28 @@ mod tests {
     }
 
     #[test]
-    fn sizes() {
-        assert_eq!(parse_size("1048576"), Ok(1 << 20));
-        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
-        assert_eq!(parse_size("512k"), Ok(512 << 10));
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("99999999999999999999G").is_err());
+    fn sizes_mean_what_they_mean_everywhere() {
+        let c = PipelineConfig::parse(
+            "memory_budget = \"1kB\"\n[source]\ninputs=[\"a\"]\nmax_record_size=\"64MB\"\n[[sink]]\nformat=\"null\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.source.max_record_size.as_u64(), 64_000_000);
+        assert_eq!(c.memory_budget.map(ByteSize::as_u64), Some(1000));
+        let e = PipelineConfig::parse(
+            "[source]\ninputs=[\"a\"]\nmax_record_size=0\n[[sink]]\nformat=\"null\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("[source] option max_record_size=`0`: expected a positive size"),
+            "{e}"
+        );
+        let e = PipelineConfig::parse(
+            "[source]\ninputs=[\"a\"]\n[errors]\non_error=\"quarantine\"\n[[sink]]\nformat=\"null\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("[errors] on_error=quarantine needs quarantine=FILE"),
+            "{e}"
+        );
     }
 }

@@ -61,7 +61,6 @@ use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Record;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
@@ -81,37 +80,10 @@ const READ_CAPACITY: usize = 1 << 20;
 /// …whenever less than this is free for the next read.
 const READ_SPARE: usize = 256 * 1024;
 
-/// What happens to a record that cannot be converted (SPEC §6).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ErrorPolicy {
-    /// Stop at the first bad record (exit status 1).
-    #[default]
-    Fail,
-    /// Count it, report it on stderr, go on (exit status 3 at the end).
-    Skip,
-    /// As `Skip`, and append its original bytes to this file.
-    Quarantine(PathBuf),
-}
-
-impl ErrorPolicy {
-    /// `fail`, `skip`, or `quarantine` with its file.
-    pub fn parse(name: &str, quarantine: Option<PathBuf>) -> Result<ErrorPolicy, Error> {
-        match (name, quarantine) {
-            ("fail", None) => Ok(ErrorPolicy::Fail),
-            ("skip", None) => Ok(ErrorPolicy::Skip),
-            ("quarantine", Some(p)) => Ok(ErrorPolicy::Quarantine(p)),
-            ("quarantine", None) => Err(Error::Config(
-                "--on-error quarantine needs --quarantine FILE".to_string(),
-            )),
-            ("fail" | "skip", Some(_)) => Err(Error::Config(
-                "--quarantine FILE goes with --on-error quarantine".to_string(),
-            )),
-            (other, _) => Err(Error::Config(format!(
-                "unknown error policy `{other}` (fail, skip or quarantine)"
-            ))),
-        }
-    }
-}
+/// What happens to a record that cannot be converted: one type for every front end (see
+/// [`soif_options::policy`]). The engine refuses [`ErrorPolicy::Column`]: its sinks have no
+/// corrupt-record column.
+pub use soif_options::ErrorPolicy;
 
 /// Where the engine reports progress, warnings and rejected records (the CLI prints
 /// them; a server may log them). Every method has a silent default.
@@ -1032,7 +1004,12 @@ impl Shared {
                     e,
                 )
             })?),
-            _ => None,
+            ErrorPolicy::Column => {
+                return Err(Error::Config(
+                    "on_error=column is for the Python and Spark readers, whose rows have a corrupt-record column; the engine's sinks have none (use fail, skip or quarantine)".to_string(),
+                ))
+            }
+            ErrorPolicy::Fail | ErrorPolicy::Skip => None,
         };
         Ok(Shared {
             policy: opts.policy.clone(),
@@ -1094,7 +1071,8 @@ impl Shared {
                 rejects.rejected += 1;
                 return Err(Error::Rejected(rejection.message));
             }
-            ErrorPolicy::Skip => {}
+            // `Column` is refused when the run starts ([`Shared::new`]).
+            ErrorPolicy::Skip | ErrorPolicy::Column => {}
             ErrorPolicy::Quarantine(path) => match &rejection.raw {
                 Some(raw) => {
                     let mut file = self
@@ -1418,12 +1396,23 @@ mod tests {
     }
 
     #[test]
-    fn policies_parse() {
-        assert_eq!(ErrorPolicy::parse("skip", None).unwrap(), ErrorPolicy::Skip);
-        assert!(ErrorPolicy::parse("quarantine", None)
-            .unwrap_err()
-            .is_config());
-        assert!(ErrorPolicy::parse("skip", Some("q".into())).is_err());
-        assert!(ErrorPolicy::parse("ignore", None).is_err());
+    fn the_column_policy_is_refused() {
+        let (a, urls) = sink("u1");
+        let opts = EngineOptions {
+            policy: ErrorPolicy::Column,
+            ..EngineOptions::default()
+        };
+        let e = run(
+            opts,
+            Box::new(RecordsSource::new("mem", records(3))),
+            vec![],
+            vec![a],
+        )
+        .unwrap_err();
+        assert!(
+            e.is_config() && e.to_string().contains("on_error=column"),
+            "{e}"
+        );
+        assert!(urls.lock().unwrap().is_empty());
     }
 }

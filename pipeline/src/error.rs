@@ -45,6 +45,13 @@ impl Error {
     }
 }
 
+/// A bad option (unknown, malformed, at odds with another) is a configuration error.
+impl From<soif_options::OptionError> for Error {
+    fn from(e: soif_options::OptionError) -> Error {
+        Error::Config(e.to_string())
+    }
+}
+
 /// An error and its causes on one line, `outer: inner: innermost` (reqwest's and hyper's
 /// top-level messages alone say little, e.g. "error sending request").
 pub fn error_chain(e: &dyn std::error::Error) -> String {

@@ -1,8 +1,12 @@
 //! soif server: an RDM (W3C NOTE-rdm-960724, *Resource Description Messages*) catalog
 //! server over the SQLite layout of the `sqlite` sink (`docs/sqlite-layout.md`).
 //!
-//! - [`app`]: the HTTP side — `GET /rdm/incoming?type=…` (the note's form parameters) and
-//!   `POST /rdm/incoming` (`application/x-rdm`), one reply per RDM type, streamed
+//! - [`config`]: [`ServerConfig`], every setting and limit of `soif serve`;
+//! - [`state`]: [`AppState`], what every request shares (catalogs, counters, read slots);
+//! - [`connection`]: the accept loop, connection limits and timeouts, lingering close;
+//! - [`routes`]: which handler answers which path;
+//! - [`rdm`]: the RDM protocol — `GET /rdm/incoming?type=…` (the note's form parameters)
+//!   and `POST /rdm/incoming` (`application/x-rdm`), one reply per RDM type, streamed
 //!   `rd-response`s, token-checked submissions;
 //! - [`catalog`]: one SQLite catalog (through the `soif_store` store) — reads (gatherer `all` / `since DATE`, the keyword
 //!   language on an FTS5 index with a `Score`, views, remembered deletions) and
@@ -11,8 +15,10 @@
 //!   `oai_dc` and `soif`, sets per template, deletions, stateless resumption tokens);
 //! - [`spool`]: a submission's RDs between the request body and the catalog;
 //! - [`status`]: the HTML 2.0 status documents;
+//! - [`web`]: the browse and search pages;
 //! - [`error`]: [`RequestError`], which every failure becomes: an RDM `status-response`
-//!   with `RDM-Error-Message` and a fitting HTTP status.
+//!   with `RDM-Error-Message` and a fitting HTTP status;
+//! - [`app`]: the entry points above, gathered.
 //!
 //! Several catalogs can be served at once; a request picks one with the name in its
 //! `Catalog-Service-ID` (`x-catalog://host:port/NAME`), and requests without one go to the
@@ -21,7 +27,7 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use soif_server::app::{AppState, ServerConfig};
+//! use soif_server::{AppState, ServerConfig};
 //! let config = ServerConfig {
 //!     catalogs: vec![("catalog".into(), "catalog.db".into())],
 //!     token: Some("secret".into()),
@@ -29,7 +35,7 @@
 //! };
 //! let state = AppState::open(config)?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-//! soif_server::app::serve(listener, state, std::future::pending()).await?;
+//! soif_server::serve(listener, state, std::future::pending()).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -59,12 +65,20 @@ macro_rules! log {
 
 pub mod app;
 pub mod catalog;
+pub mod config;
+pub mod connection;
 pub mod error;
 pub mod oai;
+pub mod rdm;
+pub mod routes;
 pub mod spool;
+pub mod state;
 pub mod status;
 pub mod web;
 
-pub use app::{router, serve, AppState, ServerConfig};
 pub use catalog::Catalog;
+pub use config::ServerConfig;
+pub use connection::serve;
 pub use error::RequestError;
+pub use routes::router;
+pub use state::AppState;

@@ -94,32 +94,8 @@ impl InputSpec {
     }
 }
 
-/// The input format (`--from`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum InputFormat {
-    /// By name (`.jsonl`, `.ndjson`) or else by the first non-blank byte.
-    #[default]
-    Auto,
-    Soif,
-    Jsonl,
-    /// soif's Arrow layout in a Parquet file.
-    Parquet,
-    /// soif's Arrow layout as an Arrow IPC stream or file.
-    Arrow,
-}
-
-impl InputFormat {
-    pub fn parse(s: &str) -> Option<InputFormat> {
-        Some(match s {
-            "auto" => InputFormat::Auto,
-            "soif" => InputFormat::Soif,
-            "jsonl" | "ndjson" | "json" => InputFormat::Jsonl,
-            "parquet" => InputFormat::Parquet,
-            "arrow" | "arrows" | "ipc" => InputFormat::Arrow,
-            _ => return None,
-        })
-    }
-}
+/// The input format (`--from`, `[source] format`), defined with the other options.
+pub use soif_options::InputFormat;
 
 /// How to read the inputs.
 #[derive(Debug, Clone)]

@@ -15,15 +15,16 @@
 
 use clap::Parser;
 use soif_codecs::generate::{write_huge_record, Generator};
+use soif_options::ByteSize;
 use std::io::{BufWriter, Write};
 
 /// Generate deterministic Harvest-like SOIF test data.
 #[derive(Debug, Parser)]
 #[command(name = "soif-gen", version)]
 struct Args {
-    /// Approximate output size (e.g. 200MB, 1GiB, 500000).
-    #[arg(long, default_value = "10MB", value_parser = parse_size)]
-    size: u64,
+    /// Approximate output size (e.g. 200MB, 1GiB, 500000; MB = 10^6 bytes, MiB = 2^20).
+    #[arg(long, default_value = "10MB")]
+    size: ByteSize,
 
     /// Seed of the pseudo-random generator.
     #[arg(long, default_value_t = 1)]
@@ -43,25 +44,6 @@ struct Args {
     output: Option<String>,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("`{s}` is not a size"))?;
-    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1_000,
-        "kib" => 1 << 10,
-        "m" | "mb" => 1_000_000,
-        "mib" => 1 << 20,
-        "g" | "gb" => 1_000_000_000,
-        "gib" => 1 << 30,
-        _ => return Err(format!("unknown unit in `{s}`")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("`{s}` is too large"))
-}
-
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
     let sink: Box<dyn Write> = match &args.output {
@@ -76,7 +58,7 @@ fn main() -> std::process::ExitCode {
     };
     let mut w = BufWriter::with_capacity(1 << 20, sink);
     let result = if args.huge {
-        write_huge_record(&mut w, args.size)
+        write_huge_record(&mut w, args.size.as_u64())
     } else {
         let generator = Generator::new(args.seed);
         let mut generator = if args.summaries_only {
@@ -84,7 +66,9 @@ fn main() -> std::process::ExitCode {
         } else {
             generator
         };
-        generator.write_bytes(&mut w, args.size).map(|_| ())
+        generator
+            .write_bytes(&mut w, args.size.as_u64())
+            .map(|_| ())
     };
     match result.and_then(|()| w.flush()) {
         Ok(()) => std::process::ExitCode::SUCCESS,

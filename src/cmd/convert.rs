@@ -215,10 +215,7 @@ fn range_input(
             "--range reads the file mapped into memory; it cannot go with --no-mmap".into(),
         ));
     }
-    if !matches!(
-        InputFormat::parse(&input.from),
-        Some(InputFormat::Auto | InputFormat::Soif)
-    ) {
+    if !matches!(input.from, InputFormat::Auto | InputFormat::Soif) {
         return Err(Error::Config(format!(
             "--range reads SOIF, not --from {}",
             input.from

@@ -18,10 +18,11 @@ pub mod validate;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use soif_codecs::soif::DecoderOptions;
-use soif_pipeline::engine::{ErrorPolicy, Observer, Progress};
+use soif_options::{ByteSize, ErrorPolicy, InputFormat};
+use soif_pipeline::engine::{Observer, Progress};
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error, Summary};
-use soif_sources::{InputFormat, InputSource, InputSpec, SourceOptions};
+use soif_sources::{InputSource, InputSpec, SourceOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,13 +53,18 @@ pub struct InputArgs {
     /// Input format: `auto` (Parquet / Arrow IPC when named .parquet / .arrow / .arrows or
     /// by their magic bytes, JSON Lines when named .jsonl/.ndjson or starting with `{`,
     /// else SOIF), `soif`, `jsonl`, `parquet` or `arrow` (files written by soif's sinks).
-    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "soif", "jsonl", "parquet", "arrow"])]
-    pub from: String,
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
+    pub from: InputFormat,
 
     /// What to do with a record that cannot be read or converted: stop (`fail`), count and
     /// report it (`skip`), or also write its original bytes to --quarantine
     /// (`quarantine`). Default `fail`; --quarantine alone implies `quarantine`.
-    #[arg(long, value_name = "POLICY", value_parser = ["fail", "skip", "quarantine"])]
+    #[arg(long, value_name = "POLICY", value_parser = ErrorPolicy::ENGINE_NAMES)]
     pub on_error: Option<String>,
 
     /// File that receives the original bytes of every rejected record.
@@ -71,10 +77,11 @@ pub struct InputArgs {
     #[arg(long)]
     pub lenient: bool,
 
-    /// Largest record accepted (e.g. 1048576, 512KiB, 64MiB, 1G); larger ones are
-    /// rejected without being read into memory.
-    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
-    pub max_record_size: usize,
+    /// Largest record accepted; larger ones are rejected without being read into memory.
+    /// A size is a number of bytes or a number with a unit: kB, MB, GB (10^3, 10^6, 10^9
+    /// bytes), KiB, MiB, GiB (2^10, 2^20, 2^30), e.g. 1048576, 512KiB, 64MB, 1GiB.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB")]
+    pub max_record_size: ByteSize,
 
     /// Read files as streams instead of mapping them into memory. Mapped (the default),
     /// a plain file is decoded in place: faster, and a huge record costs no extra memory.
@@ -85,8 +92,8 @@ pub struct InputArgs {
 
     /// Memory each of `order`, `dedupe` and `validate`'s uniqueness check may use
     /// (e.g. 64MiB, 512KiB) before spilling to temporary files.
-    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
-    pub memory_budget: usize,
+    #[arg(long, value_name = "BYTES", default_value = "64MiB")]
+    pub memory_budget: ByteSize,
 
     /// Directory for those temporary files (default: the system's, e.g. $TMPDIR).
     #[arg(long, value_name = "DIR")]
@@ -99,25 +106,42 @@ pub struct InputArgs {
 
 impl InputArgs {
     pub fn policy(&self) -> Result<ErrorPolicy, Error> {
-        let name = match (&self.on_error, &self.quarantine) {
-            (Some(p), _) => p.as_str(),
-            (None, Some(_)) => "quarantine",
-            (None, None) => "fail",
+        Ok(ErrorPolicy::from_options(
+            ("--on-error", self.on_error.as_deref()),
+            ("--quarantine", self.quarantine.clone()),
+        )?)
+    }
+
+    /// The options as the other front ends give them (checked as they are).
+    pub fn options(&self) -> Result<soif_options::SourceOptions, Error> {
+        let o = soif_options::SourceOptions {
+            inputs: self.inputs.clone(),
+            format: self.from,
+            lenient: self.lenient,
+            max_record_size: self.max_record_size,
+            mmap: !self.no_mmap,
         };
-        ErrorPolicy::parse(name, self.quarantine.clone())
+        o.check().map_err(|_| {
+            Error::Config(format!(
+                "--max-record-size {}: must be positive",
+                self.max_record_size
+            ))
+        })?;
+        Ok(o)
     }
 
     pub fn source_options(&self) -> SourceOptions {
         SourceOptions {
-            format: InputFormat::parse(&self.from).unwrap_or_default(),
-            max_record_size: self.max_record_size,
+            format: self.from,
+            max_record_size: self.max_record_size.as_usize(),
             mmap: !self.no_mmap,
             ..SourceOptions::default()
         }
     }
 
     pub fn engine_options(&self, reporter: &Arc<Reporter>) -> Result<EngineOptions, Error> {
-        let mut decoder = DecoderOptions::with_max_record_size(self.max_record_size);
+        self.options()?;
+        let mut decoder = DecoderOptions::with_max_record_size(self.max_record_size.as_usize());
         decoder.lenient = self.lenient;
         Ok(EngineOptions {
             policy: self.policy()?,
@@ -131,7 +155,7 @@ impl InputArgs {
     pub fn transform_context(&self, schema: Option<PathBuf>) -> TransformContext {
         TransformContext {
             temp_dir: self.temp_dir.clone(),
-            memory_budget: self.memory_budget,
+            memory_budget: self.memory_budget.as_usize(),
             schema,
         }
     }
@@ -143,11 +167,6 @@ impl InputArgs {
     pub fn source(&self, specs: Vec<InputSpec>) -> InputSource {
         InputSource::new(specs, self.source_options())
     }
-}
-
-/// Parses `1048576`, `512KiB`, `64MiB`, `1G` (see [`soif_pipeline::config::parse_size`]).
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    soif_pipeline::config::parse_size(s)
 }
 
 /// Prints to stderr: the progress bar (a terminal only), warnings and rejected records

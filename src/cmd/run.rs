@@ -6,11 +6,10 @@ use super::fail;
 use clap::Args;
 use soif_codecs::soif::DecoderOptions;
 use soif_pipeline::config::PipelineConfig;
-use soif_pipeline::engine::ErrorPolicy;
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::{Format, SinkOptions};
-use soif_sources::{InputFormat, SourceOptions};
+use soif_sources::SourceOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,9 +23,9 @@ use std::process::ExitCode;
 
   [source]
   inputs = [\"dumps/*.soif.gz\"]         # files, directories, globs, -, URLs
-  format = \"auto\"                      # auto | soif | jsonl
+  format = \"auto\"                      # auto | soif | jsonl | parquet | arrow
   lenient = false
-  max_record_size = \"64MiB\"
+  max_record_size = \"64MiB\"              # or 64MB (10^6 bytes each), or bytes
 
   [errors]
   on_error = \"quarantine\"              # fail | skip | quarantine
@@ -74,29 +73,11 @@ pub fn run(args: RunArgs) -> ExitCode {
 fn job(args: &RunArgs) -> Result<Job, Error> {
     let config = PipelineConfig::load(&args.pipeline)?;
     let at = |what: String| Error::Config(format!("{}: {what}", args.pipeline.display()));
-    let max_record_size = match &config.source.max_record_size {
-        Some(s) => s.bytes()?,
-        None => soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE,
-    };
-    let format = InputFormat::parse(&config.source.format).ok_or_else(|| {
-        at(format!(
-            "[source] format `{}` (auto, soif or jsonl)",
-            config.source.format
-        ))
-    })?;
-    let policy = ErrorPolicy::parse(
-        config
-            .errors
-            .on_error
-            .as_deref()
-            .unwrap_or(if config.errors.quarantine.is_some() {
-                "quarantine"
-            } else {
-                "fail"
-            }),
-        config.errors.quarantine.clone(),
-    )
-    .map_err(|e| at(format!("[errors] {e}")))?;
+    let max_record_size = config.source.max_record_size.as_usize();
+    let policy = config
+        .errors
+        .policy()
+        .map_err(|e| at(format!("[errors] {e}")))?;
     let mut decoder = DecoderOptions::with_max_record_size(max_record_size);
     decoder.lenient = config.source.lenient;
 
@@ -147,7 +128,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         },
         range: None,
         source: SourceOptions {
-            format,
+            format: config.source.format,
             max_record_size,
             mmap: config.source.mmap,
             ..SourceOptions::default()
@@ -161,10 +142,11 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         context: TransformContext {
             schema: config.schema.clone(),
             temp_dir: config.temp_dir.clone(),
-            memory_budget: match &config.memory_budget {
-                Some(s) => s.bytes().map_err(|e| at(format!("memory_budget: {e}")))?,
-                None => soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET,
-            },
+            memory_budget: config
+                .memory_budget
+                .map_or(soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET, |b| {
+                    b.as_usize()
+                }),
         },
         sinks,
         quiet: args.quiet,

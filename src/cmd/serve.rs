@@ -1,7 +1,8 @@
 //! `soif serve`: the RDM catalog server (SPEC §8, crate `soif_server`).
 
-use super::{fail, parse_size, runtime};
+use super::{fail, runtime};
 use clap::Args;
+use soif_options::ByteSize;
 use soif_pipeline::Error;
 use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
 use soif_server::log;
@@ -66,13 +67,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "TAXONOMY")]
     pub taxonomy: Option<PathBuf>,
 
-    /// Largest request body accepted (e.g. 256MiB, 1G).
-    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = parse_size)]
-    pub max_body: usize,
+    /// Largest request body accepted (e.g. 256MiB, 1GB; see --max-record-size for sizes).
+    #[arg(long, value_name = "BYTES", default_value = "1GiB")]
+    pub max_body: ByteSize,
 
     /// Largest SOIF object in a request body.
-    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
-    pub max_record_size: usize,
+    #[arg(long, value_name = "BYTES", default_value = "64MiB")]
+    pub max_record_size: ByteSize,
 
     /// The server description's Description.
     #[arg(long, value_name = "TEXT")]
@@ -115,8 +116,8 @@ pub struct ServeArgs {
     /// Largest body of a POST without the right token (a query). Its @RDMHEADER must
     /// come within the first 64 KiB; a submission without the token is refused (401) once
     /// that header is read, before the rest of the body. Over this: 413.
-    #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_size)]
-    pub max_open_body: usize,
+    #[arg(long, value_name = "BYTES", default_value = "1MiB")]
+    pub max_open_body: ByteSize,
 
     /// Seconds a connection has to send a complete request head, counted from when it
     /// starts waiting for one (so also the idle time of a kept-alive connection); then it
@@ -221,12 +222,12 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         token: args.token.clone().filter(|t| !t.is_empty()),
         schema,
         taxonomy,
-        max_body: args.max_body as u64,
-        max_record_size: args.max_record_size,
+        max_body: args.max_body.as_u64(),
+        max_record_size: args.max_record_size.as_usize(),
         description: args.description.clone(),
         maintainer: args.maintainer.clone(),
         body_idle_timeout: args.stall_timeout,
-        max_open_body: args.max_open_body as u64,
+        max_open_body: args.max_open_body.as_u64(),
         header_timeout: args.header_timeout,
         max_query_terms: args.max_query_terms.max(1),
         max_order_keys: args.max_order_keys,

@@ -17,9 +17,10 @@
 //! 699063..1048576,record=2417
 //! ```
 
-use super::{fail, parse_size};
+use super::fail;
 use clap::Args;
 use soif_codecs::soif::DecoderOptions;
+use soif_options::ByteSize;
 use soif_pipeline::Error;
 use soif_sources::range::{splits, By};
 use std::io::Write;
@@ -58,10 +59,10 @@ pub struct SplitArgs {
     #[arg(long, value_name = "N", conflicts_with = "size", required_unless_present = "size", value_parser = clap::value_parser!(u64).range(1..))]
     pub parts: Option<u64>,
 
-    /// Ranges of about BYTES each (e.g. 134217728, 128MiB, 1G): a range ends at the first
+    /// Ranges of about BYTES each (e.g. 134217728, 128MiB, 1GB): a range ends at the first
     /// object boundary at or after each multiple of BYTES.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
-    pub size: Option<usize>,
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<ByteSize>,
 
     /// Find the objects as `soif convert --lenient` reads them (its repairs can move where
     /// an object ends).
@@ -69,8 +70,8 @@ pub struct SplitArgs {
     pub lenient: bool,
 
     /// The --max-record-size the ranges will be converted with (e.g. 64MiB).
-    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
-    pub max_record_size: usize,
+    #[arg(long, value_name = "BYTES", default_value = "64MiB")]
+    pub max_record_size: ByteSize,
 }
 
 pub fn run(args: SplitArgs) -> ExitCode {
@@ -81,16 +82,16 @@ pub fn run(args: SplitArgs) -> ExitCode {
 }
 
 fn print(args: &SplitArgs) -> Result<(), Error> {
-    let by = match (args.parts, args.size) {
+    let by = match (args.parts, args.size.map(ByteSize::as_u64)) {
         (Some(n), _) => By::Parts(n),
         (None, Some(0)) => return Err(Error::Config("--size must be positive".into())),
-        (None, Some(s)) => By::Size(s as u64),
+        (None, Some(s)) => By::Size(s),
         (None, None) => return Err(Error::Config("give --parts or --size".into())),
     };
-    if args.max_record_size == 0 {
+    if args.max_record_size.as_u64() == 0 {
         return Err(Error::Config("--max-record-size must be positive".into()));
     }
-    let mut opts = DecoderOptions::with_max_record_size(args.max_record_size);
+    let mut opts = DecoderOptions::with_max_record_size(args.max_record_size.as_usize());
     opts.lenient = args.lenient;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

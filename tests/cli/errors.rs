@@ -464,6 +464,89 @@ fn a_rejected_record_under_fail_is_counted_in_the_summary() {
     );
 }
 
+/// A record of 1,010 bytes: over `1kB` (1,000 bytes), within `1KiB` (1,024).
+fn record_of_1010_bytes() -> Vec<u8> {
+    let mut r = b"@DOCUMENT { http://big/\nTitle{971}:\t".to_vec();
+    r.extend(std::iter::repeat_n(b'x', 971));
+    r.extend_from_slice(b"\n}\n");
+    assert_eq!(r.len(), 1010);
+    r
+}
+
+/// A size means one thing on the command line and in a pipeline file: `kB`, `MB` are
+/// powers of ten, `KiB`, `MiB` powers of two, a bare number is bytes.
+#[test]
+fn a_size_means_the_same_on_the_command_line_and_in_a_pipeline_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = [GOOD_A, &record_of_1010_bytes(), GOOD_C].concat();
+    let path = dir.path().join("in.soif");
+    std::fs::write(&path, &input).unwrap();
+    for (size, rejected) in [
+        ("1kB", true),
+        ("1KB", true),
+        ("1000", true),
+        ("1KiB", false),
+        ("1024", false),
+        ("1MB", false),
+    ] {
+        let (status, kept) = if rejected {
+            (3, [GOOD_A, GOOD_C].concat())
+        } else {
+            (0, input.clone())
+        };
+        let out = run(
+            &[
+                "convert",
+                "--to",
+                "soif",
+                "--on-error",
+                "skip",
+                "--max-record-size",
+                size,
+            ],
+            &input,
+        );
+        assert_eq!(
+            code(&out),
+            status,
+            "--max-record-size {size}: {}",
+            stderr(&out)
+        );
+        assert_eq!(out.stdout, kept, "--max-record-size {size}");
+
+        let output = dir.path().join("out.soif");
+        let pipeline = dir.path().join("p.toml");
+        std::fs::write(
+            &pipeline,
+            format!(
+                "[source]\ninputs = [{:?}]\nmax_record_size = \"{size}\"\n\n[errors]\non_error = \"skip\"\n\n[[sink]]\nformat = \"soif\"\noutput = {:?}\n",
+                path.to_str().unwrap(),
+                output.to_str().unwrap(),
+            ),
+        )
+        .unwrap();
+        let out = run(&["run", pipeline.to_str().unwrap()], b"");
+        assert_eq!(
+            code(&out),
+            status,
+            "max_record_size = {size}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read(&output).unwrap(),
+            kept,
+            "max_record_size = {size}"
+        );
+    }
+    let out = run(&["convert", "--to", "null", "--max-record-size", "0"], b"");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--max-record-size 0: must be positive"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Under `--lenient` a byte count no boundary repairs is still an error, which does not
 /// suggest the `--lenient` already given.
 #[test]

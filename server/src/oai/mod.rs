@@ -31,9 +31,9 @@ pub use soif_codecs::oai_ids as ids;
 pub mod token;
 pub mod xml;
 
-use crate::app::{AppState, ClientAddr};
 use crate::catalog::Catalog;
 use crate::error::RequestError;
+use crate::state::{AppState, ClientAddr};
 use args::{Args, OaiError, Verb};
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
@@ -46,84 +46,12 @@ use soif_store::SqliteStore;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Records (or headers) per list page unless `--oai-page-size` says otherwise.
-pub const DEFAULT_PAGE_SIZE: usize = 200;
-
-/// How long a resumption token is good for.
-pub const TOKEN_LIFETIME: Duration = Duration::from_secs(24 * 3600);
-
-/// The repository identifier used when neither `--oai-repository-id` nor the host of
-/// `--public-url` gives one (`.invalid` is reserved: set a real one).
-pub const FALLBACK_REPOSITORY_ID: &str = "soif.invalid";
+pub use crate::config::{
+    repository_id, OaiConfig, DEFAULT_PAGE_SIZE, FALLBACK_REPOSITORY_ID, TOKEN_LIFETIME,
+};
 
 /// Largest form-encoded POST body.
 const MAX_FORM_BODY: usize = 64 << 10;
-
-/// The provider's settings (`soif serve` options).
-#[derive(Debug, Clone)]
-pub struct OaiConfig {
-    /// The server's public root (`https://example.org/catalog`): `baseURL` is this plus
-    /// `/oai`; without it, the request's `Host`.
-    pub public_url: Option<String>,
-    /// `adminEmail` (at least one is sent: `--admin-email`, else the `--maintainer`, else
-    /// `admin@` the repository identifier).
-    pub admin_email: Vec<String>,
-    pub page_size: usize,
-    /// The repository identifier of the first catalog; the others are `NAME.` this.
-    pub repository_id: Option<String>,
-    pub token_lifetime: Duration,
-}
-
-impl Default for OaiConfig {
-    fn default() -> Self {
-        OaiConfig {
-            public_url: None,
-            admin_email: Vec::new(),
-            page_size: DEFAULT_PAGE_SIZE,
-            repository_id: None,
-            token_lifetime: TOKEN_LIFETIME,
-        }
-    }
-}
-
-impl OaiConfig {
-    /// The repository identifier of the first catalog.
-    pub fn base_repository_id(&self) -> String {
-        if let Some(id) = &self.repository_id {
-            return id.clone();
-        }
-        self.public_url
-            .as_deref()
-            .and_then(|u| u.split("://").nth(1))
-            .map(|rest| rest.split(['/', ':', '?', '#']).next().unwrap_or(""))
-            .filter(|h| ids::valid_repository_id(h))
-            .map_or_else(|| FALLBACK_REPOSITORY_ID.to_string(), str::to_string)
-    }
-}
-
-/// The repository identifier of catalog `index` named `name`.
-pub fn repository_id(config: &OaiConfig, index: usize, name: &str) -> String {
-    let base = config.base_repository_id();
-    if index == 0 {
-        return base;
-    }
-    let label: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let candidate = format!("{label}.{base}");
-    if ids::valid_repository_id(&candidate) {
-        candidate
-    } else {
-        format!("c{index}-{label}.{base}")
-    }
-}
 
 /// `GET /oai`.
 pub async fn get_default(

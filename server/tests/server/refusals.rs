@@ -577,3 +577,132 @@ async fn mangled_messages_always_get_an_rdm_reply() {
     assert_eq!(r.status, 200);
     server.stop().await;
 }
+
+/// Writes `head` and `body` whole before reading anything, as Python's `urllib` and
+/// `requests` do, then reads the reply to its end: an early refusal must still reach such
+/// a client (the server lingers before closing) instead of a broken pipe.
+fn send_all_then_read(host: &str, head: &str, body: &[u8]) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(host)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
+    s.write_all(head.as_bytes())?;
+    s.write_all(body)?;
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply)?;
+    Ok(String::from_utf8_lossy(&reply).into_owned())
+}
+
+/// An RDM submission body of about `len` bytes: its header, then one large RD.
+fn large_submission(len: usize) -> Vec<u8> {
+    let value = "x".repeat(len);
+    let rd = format!(
+        "@DOCUMENT {{ http://example.org/big\nBody{{{}}}:\t{value}\n}}\n",
+        value.len()
+    );
+    message(&[("RDM-Type", "rd-response")], rd.as_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_early_refusal_reaches_a_client_that_sends_its_whole_body_first() {
+    // Bodies larger than what the two sockets' buffers hold, so that the server must
+    // read what follows its reply for the client to get to reading it.
+    let size = 6 << 20;
+    // A wrong token: refused on the request head, the body unread.
+    let server = Server::start(&["books"], Some(TOKEN)).await;
+    let host = server.host.clone();
+    let body = large_submission(size);
+    let head = format!(
+        "POST /rdm/incoming HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-rdm\r\n\
+         Authorization: Bearer not-the-token\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
+        .await
+        .unwrap()
+        .expect("the client reads the refusal, not a broken pipe");
+    assert!(
+        reply.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{reply:.300}"
+    );
+    assert!(
+        reply.contains("RDM-Error-Message{11}:\twrong token"),
+        "{reply:.600}"
+    );
+    server.stop().await;
+
+    // No token, and a body within --max-open-body: refused once its @RDMHEADER is read.
+    let server = Server::start_with(&["books"], Some(TOKEN), |c| c.max_open_body = 64 << 20).await;
+    let host = server.host.clone();
+    let body = large_submission(size);
+    let head = format!(
+        "POST /rdm/incoming HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-rdm\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
+        .await
+        .unwrap()
+        .expect("the client reads the refusal, not a broken pipe");
+    assert!(
+        reply.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{reply:.300}"
+    );
+    assert!(
+        reply.contains("submissions need an Authorization: Bearer <token> header"),
+        "{reply:.600}"
+    );
+    server.stop().await;
+
+    // Over --max-body, told by Content-Length: refused before any of the body is read.
+    let server = Server::start_with(&["books"], Some(TOKEN), |c| c.max_body = 64 << 10).await;
+    let host = server.host.clone();
+    let body = large_submission(size);
+    let head = submission_head(&host, body.len());
+    let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
+        .await
+        .unwrap()
+        .expect("the client reads the refusal, not a broken pipe");
+    assert!(
+        reply.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
+        "{reply:.300}"
+    );
+    assert!(
+        reply.contains("the request body is larger than 65536 bytes"),
+        "{reply:.600}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_never_stops_sending_is_cut_off() {
+    // The linger after an early refusal is bounded in bytes and time: a client that
+    // sends without end is disconnected, not read for ever.
+    let server = Server::start_with(&["books"], Some(TOKEN), |c| c.max_body = 64 << 10).await;
+    let host = server.host.clone();
+    let (sent, took) = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(&host).unwrap();
+        s.write_all(submission_head(&host, 1 << 40).as_bytes())
+            .unwrap();
+        let chunk = vec![b'x'; 64 << 10];
+        let started = std::time::Instant::now();
+        let mut sent = 0u64;
+        while started.elapsed() < std::time::Duration::from_secs(60) {
+            match s.write(&chunk) {
+                Ok(n) => sent += n as u64,
+                Err(_) => break,
+            }
+        }
+        (sent, started.elapsed())
+    })
+    .await
+    .unwrap();
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "still sending after {took:?}"
+    );
+    // What the server drained (at most its linger bound) plus what the two sockets'
+    // buffers held.
+    assert!(sent < 64 << 20, "{sent} bytes were accepted");
+    server.stop().await;
+}

@@ -1,0 +1,60 @@
+//! soif's options, defined once for every front end: the CLI's flags, pipeline files,
+//! the Python package's keyword arguments and both Spark data sources' options.
+//!
+//! - [`ByteSize`]: every size option (`64MB` = 64,000,000 bytes, `64MiB` = 2^26; see
+//!   [`size`] for the whole grammar).
+//! - [`ErrorPolicy`]: what happens to a bad record (`fail`, `skip`, `quarantine`,
+//!   `column`; Spark's `FAILFAST`, `DROPMALFORMED`, `PERMISSIVE`), and [`ErrorOptions`],
+//!   a pipeline file's `[errors]`.
+//! - [`SourceOptions`]: how records are read (format, lenient repairs, the largest
+//!   record, memory mapping), a pipeline file's `[source]`.
+//! - [`SparkOptions`]: a Spark read's options.
+//!
+//! Typed options deserialise from a pipeline file (serde) and parse from a flat string
+//! map ([`OptionMap`]: what Python and Spark hand over), so each front end reads an option
+//! with the same code, and a mistake is the same [`OptionError`] everywhere.
+
+pub mod map;
+pub mod policy;
+pub mod size;
+pub mod source;
+pub mod spark;
+
+pub use map::OptionMap;
+pub use policy::{ErrorOptions, ErrorPolicy};
+pub use size::{ByteSize, SizeError};
+pub use source::{InputFormat, SourceOptions, DEFAULT_MAX_RECORD_SIZE};
+pub use spark::SparkOptions;
+
+/// An option that is unknown, malformed, given twice or at odds with another. The text
+/// names the option as it was given and the bad value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("unknown option `{name}` (known: {known})")]
+    Unknown { name: String, known: String },
+    #[error("option {name}=`{value}`: expected {expected}")]
+    Invalid {
+        name: String,
+        value: String,
+        expected: String,
+    },
+    #[error("option `{second}` is given twice (also as `{first}`)")]
+    Duplicate { first: String, second: String },
+    /// Options that do not go together.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl OptionError {
+    pub fn invalid(
+        name: impl Into<String>,
+        value: impl Into<String>,
+        expected: impl Into<String>,
+    ) -> OptionError {
+        OptionError::Invalid {
+            name: name.into(),
+            value: value.into(),
+            expected: expected.into(),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! A template's records (`/NAME/TEMPLATE`), a page at a time.
+
+use super::page::{
+    catalog_of, data_form, encode_component, encode_str, guarded, Crumb, Params, WebError,
+    PAGE_SIZE,
+};
+use super::results::{list_reply, ListReply};
+use super::summary::catalog_row;
+use crate::catalog::Catalog;
+use crate::error::RequestError;
+use crate::state::{AppState, ClientAddr};
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use axum::Extension;
+use soif_codecs::Record;
+use std::sync::Arc;
+
+/// `GET /NAME/TEMPLATE` (a template's records) and `/NAME/-/search` (results), with
+/// their `.json` forms.
+pub async fn list_page(
+    State(state): State<Arc<AppState>>,
+    Path((name, segment)): Path<(String, String)>,
+    client: Option<Extension<ClientAddr>>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let json = segment.ends_with(".json");
+    guarded(state, client, json, move |st| {
+        let (_, catalog) = catalog_of(st, &name)?;
+        let params = Params::parse(raw.as_deref());
+        let page = params.page()?;
+        let (segment, json) = if catalog_has_template(&catalog, segment.as_bytes())? {
+            (segment.as_str(), false)
+        } else {
+            data_form(&segment)
+        };
+        let base = format!("/{}", encode_str(&name));
+        let row = catalog_row(&catalog)?;
+        let template = segment.as_bytes().to_vec();
+        if !catalog_has_template(&catalog, &template)? {
+            return Err(WebError::NotFound(format!(
+                "catalog {name} has no template {segment}"
+            )));
+        }
+        let (records, more) = read_table(&catalog, &template, page)?;
+        let tpl = String::from_utf8_lossy(&template).into_owned();
+        let here = format!("{base}/{}", encode_component(&template));
+        list_reply(ListReply {
+            json,
+            catalog: &name,
+            heading: format!("{tpl} records in {name}"),
+            records,
+            more,
+            page,
+            here: &here,
+            query: |p| format!("page={p}"),
+            crumbs: vec![
+                Crumb {
+                    text: name.clone(),
+                    href: Some(base.clone()),
+                },
+                Crumb {
+                    text: tpl.clone(),
+                    href: None,
+                },
+            ],
+            form: None,
+            row,
+            error: None,
+        })
+    })
+    .await
+}
+
+pub(crate) fn catalog_has_template(catalog: &Catalog, template: &[u8]) -> Result<bool, WebError> {
+    Ok(catalog.read(|s| s.table(template).is_some())?)
+}
+
+/// A page of a template's records, in `url` order, and whether more follow.
+pub(crate) fn read_table(
+    catalog: &Catalog,
+    template: &[u8],
+    page: u64,
+) -> Result<(Vec<Record>, bool), WebError> {
+    let offset = (page - 1) * PAGE_SIZE;
+    let r = catalog.read(|store| -> rusqlite::Result<Option<(Vec<Record>, bool)>> {
+        let Some(table) = store.table(template) else {
+            return Ok(None);
+        };
+        let sql = format!("{} ORDER BY \"url\" LIMIT ?1 OFFSET ?2", table.select_sql());
+        let mut st = store.connection().prepare(&sql)?;
+        let limit = i64::try_from(PAGE_SIZE + 1).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let mut rows = st.query(rusqlite::params![limit, offset])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(table.record_from_row(row)?);
+        }
+        let more = out.len() as u64 > PAGE_SIZE;
+        out.truncate(PAGE_SIZE as usize);
+        Ok(Some((out, more)))
+    })?;
+    match r {
+        Ok(Some(x)) => Ok(x),
+        Ok(None) => Err(WebError::NotFound("no such template".into())),
+        Err(e) => Err(WebError::Request(RequestError::Internal(format!(
+            "reading {}: {e}",
+            String::from_utf8_lossy(template)
+        )))),
+    }
+}

@@ -1,0 +1,153 @@
+//! A page of records, as search results or a template's list: its rows, links to each
+//! record, the search form above it, and its pages.
+
+use super::page::{
+    encode_component, encode_str, html, json_body, json_href, render, Crumb, Params, WebError,
+    PAGE_SIZE,
+};
+use super::summary::CatalogRow;
+use super::view::{self, text_of};
+use axum::response::{IntoResponse, Response};
+use minijinja::context;
+use serde::Serialize;
+use soif_codecs::Record;
+
+/// What the search form holds.
+#[derive(Debug, Default, Serialize, Clone)]
+pub(crate) struct SearchForm {
+    pub(crate) q: String,
+    #[serde(rename = "match")]
+    pub(crate) match_: String,
+    pub(crate) since: String,
+    pub(crate) template: String,
+}
+
+impl SearchForm {
+    pub(crate) fn from(p: &Params) -> SearchForm {
+        SearchForm {
+            q: p.text("q"),
+            match_: p.text("match"),
+            since: p.text("since"),
+            template: p.text("template"),
+        }
+    }
+    pub(crate) fn query_string(&self, page: u64) -> String {
+        let mut s = String::new();
+        for (k, v) in [
+            ("q", &self.q),
+            ("match", &self.match_),
+            ("since", &self.since),
+            ("template", &self.template),
+        ] {
+            if !v.is_empty() {
+                s.push_str(&format!("{k}={}&", encode_str(v)));
+            }
+        }
+        s.push_str(&format!("page={page}"));
+        s
+    }
+}
+
+/// One row of a result list.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResultRow {
+    pub(crate) n: u64,
+    pub(crate) template: String,
+    pub(crate) url: String,
+    pub(crate) title: String,
+    pub(crate) score: Option<String>,
+    pub(crate) href: String,
+}
+
+pub(crate) fn result_row(catalog: &str, n: u64, r: &Record) -> ResultRow {
+    let url = String::from_utf8_lossy(&r.url).into_owned();
+    let title = ["Title", "TITLE", "Headline", "Description"]
+        .iter()
+        .find_map(|a| {
+            r.get_ignore_case(a)
+                .and_then(|v| v.leaves().first().map(|b| text_of(b)))
+        })
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| view::shorten(&t, 200))
+        .unwrap_or_else(|| url.clone());
+    ResultRow {
+        n,
+        template: String::from_utf8_lossy(&r.template).into_owned(),
+        href: record_href(catalog, &r.template, &r.url, ""),
+        score: r.get_str("Score").map(str::to_string),
+        url,
+        title,
+    }
+}
+
+/// `/NAME/TEMPLATE/record{suffix}?url=URL`.
+pub fn record_href(catalog: &str, template: &[u8], url: &[u8], suffix: &str) -> String {
+    format!(
+        "/{}/{}/record{suffix}?url={}",
+        encode_str(catalog),
+        encode_component(template),
+        encode_component(url)
+    )
+}
+
+pub(crate) struct ListReply<'a, F: Fn(u64) -> String> {
+    pub(crate) json: bool,
+    pub(crate) catalog: &'a str,
+    pub(crate) heading: String,
+    pub(crate) records: Vec<Record>,
+    pub(crate) more: bool,
+    pub(crate) page: u64,
+    pub(crate) here: &'a str,
+    pub(crate) query: F,
+    pub(crate) crumbs: Vec<Crumb>,
+    pub(crate) form: Option<SearchForm>,
+    pub(crate) row: CatalogRow,
+    pub(crate) error: Option<String>,
+}
+
+pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Response, WebError> {
+    let first = (l.page - 1) * PAGE_SIZE;
+    let rows: Vec<ResultRow> = l
+        .records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| result_row(l.catalog, first + i as u64 + 1, r))
+        .collect();
+    let next_href = l
+        .more
+        .then(|| format!("{}?{}", l.here, (l.query)(l.page + 1)));
+    let prev_href = (l.page > 1).then(|| format!("{}?{}", l.here, (l.query)(l.page - 1)));
+    if l.json {
+        let v = serde_json::json!({
+            "page": l.page,
+            "page_size": PAGE_SIZE,
+            "next": next_href.as_ref().map(|h| json_href(h)),
+            "previous": prev_href.as_ref().map(|h| json_href(h)),
+            "records": l.records.iter().map(view::record_json).collect::<Vec<_>>(),
+            "rows": rows,
+        });
+        return Ok(json_body(&v).into_response());
+    }
+    let data_href = json_href(&format!("{}?{}", l.here, (l.query)(l.page)));
+    let show_score = rows.iter().any(|r| r.score.is_some());
+    let summary = if rows.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "Records {}–{}{}",
+            first + 1,
+            first + rows.len() as u64,
+            if l.more { " (more follow)" } else { "" }
+        )
+    };
+    Ok(html(render(
+        "list.html",
+        context! {
+            heading => l.heading, rows, summary, page => l.page, next_href, prev_href,
+            crumbs => l.crumbs, data_href, show_score, show_template => l.form.is_some(),
+            show_form => l.form.is_some(), form => l.form.unwrap_or_default(),
+            catalog => l.catalog, search_action => l.row.search_href, templates => l.row.templates,
+            error => l.error, version => env!("CARGO_PKG_VERSION"),
+        },
+    )?))
+}
