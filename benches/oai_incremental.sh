@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of an incremental OAI-PMH run (README, "OAI-PMH as a source"): a generated
+# The cost of an incremental OAI-PMH run (docs/performance.md, "OAI-PMH"): a generated
 # catalog served by `soif serve` on loopback, mirrored into SQLite by `soif convert
 # oai+http://… --state` — a full harvest, then a run after CHANGED records were changed
 # and DELETED deleted, then a run with nothing changed. Each run's wall time, peak RSS,

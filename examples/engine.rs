@@ -13,7 +13,7 @@ use soif_codecs::Record;
 use soif_pipeline::engine::{Engine, EngineOptions, ErrorPolicy};
 use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::{Error, Sink, SinkError};
-use soif_sinks::{Format, SinkOptions};
+use soif_sinks::{RunContext, SinkConfig};
 use soif_sources::{expand, InputSource, SourceOptions};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -48,7 +48,10 @@ async fn main() -> Result<(), Error> {
     let counts = Arc::new(Mutex::new(BTreeMap::new()));
     let sinks: Vec<Box<dyn Sink>> = vec![
         // JSON Lines on stdout…
-        soif_sinks::build(&SinkOptions::new(Format::Jsonl))?,
+        soif_sinks::build(
+            &SinkConfig::Jsonl(soif_sinks::jsonl::Config::default()),
+            &RunContext::default(),
+        )?,
         // …and our counter, fed the same records.
         Box::new(CountTemplates(counts.clone())),
     ];

@@ -7,7 +7,7 @@ every executor sees at the same path, or on a remote one (``s3://bucket/dumps/``
 ``gs://…``, ``hdfs://…``: soif.spark reads them through pyarrow.fs, credentials from each
 node's environment); OUT is written with Spark's Parquet writer (``s3a://`` for S3). Bad
 records are kept aside: their bytes, error, file and offset go to OUT.rejected/ as JSON.
-The README's "Spark" section shows how to ship the soif package to a cluster's executors.
+docs/spark.md, "On a cluster", shows how to ship the soif package to a cluster's executors.
 """
 
 import sys

@@ -1,8 +1,14 @@
 //! `soif`: move Harvest/Netscape SOIF and RDM metadata into today's systems.
 //!
-//! One subcommand per module in [`cmd`]; each has complete `--help`.
+//! One subcommand per module in [`cmd`]; each has complete `--help`. What they share:
+//! [`input`] (reading records), [`job`] (running conversions), [`terminal`] (progress,
+//! messages, exit statuses), [`pipeline_file`] (`soif run`'s TOML).
 
 mod cmd;
+mod input;
+mod job;
+mod pipeline_file;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -13,12 +19,7 @@ use std::process::ExitCode;
     name = "soif",
     version,
     about,
-    long_about = "Convert, inspect and serve SOIF (RFC 2655 / Harvest Summary Object \
-Interchange Format) and RDM (W3C Resource Description Messages) metadata.
-
-Reads plain or compressed (gzip, bzip2, xz, zstd) SOIF streams from files, directories, \
-globs, stdin or http(s) URLs, in bounded memory whatever their size, and writes JSON \
-Lines, CSV, RDF/XML, SQLite, canonical SOIF or RDM messages.",
+    long_about = long_about(),
     after_help = "Exit status: 0 success, 1 failed, 2 usage or configuration error, \
 3 finished but records were skipped or quarantined, 75 another run holds the --state."
 )]
@@ -27,25 +28,51 @@ struct Cli {
     command: Command,
 }
 
-/// The subcommands. To add one: a variant here (its doc comment is the one-line help),
-/// a module in `src/cmd/`, and an arm in `main`.
+/// `soif --help`'s description: what is read and written, from the formats' own lists.
+fn long_about() -> String {
+    let inputs: Vec<&str> = soif_options::InputFormat::NAMES
+        .iter()
+        .filter_map(|n| soif_options::InputFormat::parse(n))
+        .filter_map(|f| f.title())
+        .collect();
+    let outputs: Vec<&str> = soif_sinks::Format::ALL
+        .iter()
+        .filter_map(|n| soif_sinks::Format::parse(n))
+        .filter_map(|f| f.title())
+        .collect();
+    format!(
+        "Convert, inspect and serve SOIF (RFC 2655 / Harvest Summary Object Interchange \
+Format) and RDM (W3C Resource Description Messages) metadata.
+
+Reads {} — plain or compressed (gzip, bzip2, xz, zstd) — from files, directories, \
+globs, stdin, http(s) URLs, RDM catalogs or OAI-PMH repositories, in bounded memory \
+whatever their size, and writes {}.",
+        or_list(&inputs),
+        or_list(&outputs)
+    )
+}
+
+/// `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// The subcommands. To add one: a variant here, a module in `src/cmd/` whose `Args`
+/// struct's doc comment is the one-line help (shown by `soif --help` and `soif CMD
+/// --help` alike), and an arm in `main`.
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Convert SOIF or JSON Lines records to another format.
     Convert(cmd::convert::ConvertArgs),
-    /// Run a pipeline file: a source, transforms and several sinks in one pass.
     Run(cmd::run::RunArgs),
-    /// Report templates, attribute frequencies and value sizes; write a CIP-HINT.
     Stats(cmd::stats::StatsArgs),
-    /// Check records against an RDM @SCHEMA; exit 3 when some fail.
     Validate(cmd::validate::ValidateArgs),
-    /// Send one RDM request to a catalog server and print the reply.
     Rdm(cmd::rdm::RdmArgs),
-    /// Show what incremental runs (--state) took; forget files or sources.
     State(cmd::state::StateArgs),
-    /// Serve SQLite catalogs over RDM (GET/POST /rdm/incoming).
     Serve(cmd::serve::ServeArgs),
-    /// Print byte ranges of a plain SOIF file at object boundaries, for `convert --range`.
     Split(cmd::split::SplitArgs),
 }
 

@@ -1,4 +1,4 @@
-//! Fuzzes the SOIF decoder: `cargo +nightly fuzz run decode` (see the README).
+//! Fuzzes the SOIF decoder: `cargo +nightly fuzz run decode` (see docs/fuzzing.md).
 //!
 //! The first input byte chooses strict or lenient mode, a small `max_record_size`, and a
 //! read size; the rest is fed to the decoder in reads of that size, as `FramedRead` would.

@@ -54,6 +54,17 @@ impl InputFormat {
         })
     }
 
+    /// What the format is, for help texts (`None` for `auto`).
+    pub fn title(self) -> Option<&'static str> {
+        Some(match self {
+            InputFormat::Auto => return None,
+            InputFormat::Soif => "SOIF",
+            InputFormat::Jsonl => "JSON Lines",
+            InputFormat::Parquet => "Parquet",
+            InputFormat::Arrow => "Arrow IPC",
+        })
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             InputFormat::Auto => "auto",

@@ -5,7 +5,6 @@
 //! the stages with bounded channels.
 
 pub mod checkpoint;
-pub mod config;
 pub mod engine;
 pub mod error;
 pub mod quarantine;

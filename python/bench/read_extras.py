@@ -8,7 +8,7 @@ Prints, for each set of options, the best of `runs` (default 5) wall-clock times
 process (with the CPU time of all threads in that run) and the first run's time. Each set
 runs in a fresh process, so that one does not inherit the memory another's batches left
 to reuse. The extra columns should cost little: a mapped file is read the fast way with
-them too (python/README.md, "Performance notes").
+them too (docs/performance.md, "How the Python reader spends its time").
 """
 
 import json

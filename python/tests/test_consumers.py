@@ -121,7 +121,7 @@ def test_file_object_sources_in_duckdb_and_polars(fixtures):
 
 
 def test_readme_three_lines_gzip_archive_into_polars_then_duckdb(fixtures):
-    """The README's "Read a gzip'd Harvest archive into Polars and DuckDB", as written
+    """The README's three lines ("Python and Spark"), as written
     there (DuckDB queries the Polars DataFrame by its variable name)."""
     df = pl.DataFrame(soif.read(fixtures / DOCS_GZ))
     rows = duckdb.sql(

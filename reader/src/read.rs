@@ -35,7 +35,7 @@ const READ_SPARE: usize = 256 * 1024;
 /// Rejections kept for `Reader.errors` (the counts go on past it).
 pub const MAX_ERRORS: usize = 1000;
 
-/// What to do with a record that cannot be read.
+/// What to do with a record that cannot be read (docs/contract.md#bad-input).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Policy {
     Fail,

@@ -1,5 +1,5 @@
 //! Hostile clients against a `soif serve` on loopback, for a bounded time, while a prober
-//! measures status requests: the figures of the README's "Hostile clients".
+//! measures status requests: the figures of docs/performance.md, "Hostile clients".
 //!
 //! ```text
 //! cargo run --release -p soif-server --example rdm_hostile -- 127.0.0.1:8080 20 \

@@ -1,6 +1,6 @@
 //! A small load generator for the RDM server: `C` concurrent clients send the same GET
 //! request for `S` seconds over keep-alive connections; prints requests/s, latency
-//! percentiles and bytes received. Used for the README's "RDM server performance" figures.
+//! percentiles and bytes received. Used for the figures of docs/performance.md, "The RDM server".
 //!
 //! ```text
 //! cargo run --release -p soif-server --example rdm_load -- \

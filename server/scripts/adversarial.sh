@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile clients against `soif serve` (loopback only, bounded in time and count): the
-# figures of the README's "Hostile clients".
+# figures of docs/performance.md, "Hostile clients".
 #
 #   cargo build --release --bin soif --bin soif-gen
 #   cargo build --release -p soif-server --example rdm_hostile

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures a full OAI-PMH harvest of a generated catalog: records/s and the server's
-# peak RSS (README, "OAI-PMH performance"). Loopback only.
+# peak RSS (docs/performance.md, "OAI-PMH"). Loopback only.
 #
 #   cargo build --release --bin soif --bin soif-gen
 #   server/scripts/oai_harvest.sh 100MB 500 oai_dc     # SIZE PAGE-SIZE PREFIX

@@ -30,7 +30,7 @@ pub enum RequestError {
     #[error("the request body is larger than {limit} bytes")]
     TooLarge { limit: u64 },
     /// The request is well formed but asks for more than a limit of this server allows
-    /// (keyword terms, `View-Order` keys, rows to sort; see the server's README).
+    /// (keyword terms, `View-Order` keys, rows to sort; see docs/server.md, "Limits").
     #[error("{0}")]
     OverLimit(String),
     /// This client already has as many reads in flight as the server allows it.

@@ -14,6 +14,14 @@ use soif_arrow::BatchBuilder;
 use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
 
+/// `[[sink]] format = "arrow"` / `--to arrow`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A path, or `-`/none for stdout.
+    pub output: Option<String>,
+}
+
 /// Writes records as an Arrow IPC stream.
 pub struct ArrowSink {
     writer: Option<StreamWriter<Output>>,

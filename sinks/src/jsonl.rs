@@ -1,4 +1,4 @@
-//! JSON Lines: one object per record (SPEC §4).
+//! JSON Lines: one object per record (docs/formats.md#jsonl).
 //!
 //! ```text
 //! {"template":"FILE","url":"http://x/","attributes":{"Title":"T","Author-1":"a"}}
@@ -29,6 +29,17 @@ use soif_codecs::{Attribute, Record, Value};
 use soif_pipeline::{Error, Sink, SinkError};
 use std::collections::HashMap;
 use std::io::Write;
+
+/// `[[sink]] format = "jsonl"` / `--to jsonl`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A path, or `-`/none for stdout.
+    pub output: Option<String>,
+    /// Values that are not UTF-8: `{"base64": …}` (`utf8`) or read as ISO 8859-1.
+    #[serde(default, deserialize_with = "crate::config::de_charset")]
+    pub charset: Charset,
+}
 
 /// Bytes buffered before a write to the output.
 const FLUSH_AT: usize = 256 * 1024;

@@ -4,6 +4,11 @@
 use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
 
+/// `[[sink]] format = "null"` / `--to null`: nothing to configure.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {}
+
 /// The `null` sink.
 #[derive(Debug, Default)]
 pub struct NullSink;

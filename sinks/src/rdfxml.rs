@@ -227,6 +227,20 @@ impl<W: Write + Send> Sink for RdfXmlSink<W> {
 
 pub use soif_pipeline::transforms::dc::is_dublin_core;
 
+/// `[[sink]] format = "rdfxml"` / `--to rdfxml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A path, or `-`/none for stdout.
+    pub output: Option<String>,
+    /// Also write qualified DCMI terms.
+    #[serde(default)]
+    pub dcterms: bool,
+    /// Values that are not UTF-8: replaced (`utf8`) or read as ISO 8859-1.
+    #[serde(default, deserialize_with = "crate::config::de_charset")]
+    pub charset: Charset,
+}
+
 /// The URL as an absolute IRI (RFC 3987), percent-encoding what may not appear; `None`
 /// when it has no scheme.
 pub fn to_iri(url: &str) -> Option<String> {

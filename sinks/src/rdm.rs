@@ -51,6 +51,21 @@ use soif_pipeline::retry::retry_after;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
+/// `[[sink]] format = "rdm"` / `--to rdm`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The catalog: `x-catalog://host:port/name` or an http(s) URL (required).
+    pub output: Option<String>,
+    /// Bearer token (the `SOIF_TOKEN` environment variable when absent).
+    pub token: Option<String>,
+    /// Records per POST (default [`DEFAULT_BATCH_RECORDS`]).
+    pub batch_size: Option<usize>,
+    /// Gzip each POST's body.
+    #[serde(default)]
+    pub gzip_posts: bool,
+}
+
 /// The RDM media type (the note's HTTP transport).
 const RDM_CONTENT_TYPE: &str = "application/x-rdm";
 

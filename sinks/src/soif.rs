@@ -1,5 +1,5 @@
-//! Canonical SOIF output (SPEC §4): `@T { url\n`, `Name{n}:\tvalue\n` per attribute,
-//! `}\n`; records inside a Harvest envelope are wrapped in `@UPDATE {` … `}` (one
+//! Canonical SOIF output (docs/formats.md#soif): `@T { url\n`, `Name{n}:\tvalue\n` per
+//! attribute, `}\n`; records inside a Harvest envelope are wrapped in `@UPDATE {` … `}` (one
 //! envelope per run of records with the same action). Collapsed values are written back
 //! as `Name-N` / `Embed<N>-Name`. The encoding itself is the codec's
 //! [`soif_codecs::soif::SoifEncoder`]; this module buffers it to the output.
@@ -8,6 +8,14 @@ use soif_codecs::soif::SoifEncoder;
 use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::io::Write;
+
+/// `[[sink]] format = "soif"` / `--to soif`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A path, or `-`/none for stdout.
+    pub output: Option<String>,
+}
 
 const FLUSH_AT: usize = 256 * 1024;
 

@@ -1,6 +1,6 @@
 //! Reading JSON Lines as written by the `jsonl` sink back into records.
 //!
-//! Each line is one object (SPEC §4):
+//! Each line is one object (docs/formats.md#jsonl):
 //!
 //! ```text
 //! {"template":"FILE","url":"http://x/","attributes":{"Title":"T","Author":["a","b"]}}

@@ -5,7 +5,7 @@
 //! `rd-request` instead, give the catalog as an input: `soif convert
 //! 'x-catalog://host:port/name?scope=all' --to jsonl`.
 
-use super::{fail, runtime};
+use crate::terminal::{fail, runtime};
 use clap::Args;
 use futures::StreamExt;
 use soif_codecs::rdm::{

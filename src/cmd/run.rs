@@ -1,14 +1,14 @@
-//! `soif run PIPELINE.toml`: a pipeline file (see [`soif_pipeline::config`]) run in one
+//! `soif run PIPELINE.toml`: a pipeline file (see [`crate::pipeline_file`]) run in one
 //! pass — every sink receives every record as it is read.
 
-use super::convert::{execute, parse_charset, Job};
-use super::fail;
+use crate::job::{execute, Job};
+use crate::pipeline_file::PipelineConfig;
+use crate::terminal::fail;
 use clap::Args;
 use soif_codecs::soif::DecoderOptions;
-use soif_pipeline::config::PipelineConfig;
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
-use soif_sinks::{Format, SinkOptions};
+use soif_sinks::SinkConfig;
 use soif_sources::SourceOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,8 +44,9 @@ use std::process::ExitCode;
   settle = \"60s\"                       # files modified more recently wait
   report = \"last-run.json\"
 
-Sink keys: format, output, columns, list_separator, charset, bom, dcterms, batch_size,
-schema, token, gzip_posts, compression, parquet_layout. Examples are in configs/.
+Each [[sink]] takes the keys of the convert flags that concern its format (output,
+columns, list_separator, charset, bom, dcterms, batch_size, schema, token, gzip_posts,
+compression, parquet_layout); a key of another format is an error. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
 3 finished but records were skipped or quarantined, 75 another run holds the state.")]
@@ -60,7 +61,7 @@ pub struct RunArgs {
 
     /// --state, --settle and --report override the pipeline's [state] table.
     #[command(flatten)]
-    pub state: super::incremental::StateArgs,
+    pub state: crate::job::StateArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
@@ -81,43 +82,19 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
     let mut decoder = DecoderOptions::with_max_record_size(max_record_size);
     decoder.lenient = config.source.lenient;
 
-    let mut sinks = Vec::with_capacity(config.sinks.len());
-    for (i, s) in config.sinks.iter().enumerate() {
-        let fmt = Format::parse(&s.format).ok_or_else(|| {
-            at(format!(
-                "sink {}: unknown format `{}` (one of {})",
-                i + 1,
-                s.format,
-                Format::ALL.join(", ")
-            ))
-        })?;
-        let mut o = SinkOptions::new(fmt);
-        o.output = s.output.clone();
-        o.columns = s.columns.clone();
-        if let Some(sep) = &s.list_separator {
-            o.list_separator = sep.clone();
+    let mut sinks = config.sinks.clone();
+    for s in sinks.iter_mut() {
+        // The pipeline's `schema` serves the sinks that take one and have none.
+        if let Some(slot) = s.schema_mut() {
+            if slot.is_none() {
+                slot.clone_from(&config.schema);
+            }
         }
-        if let Some(c) = &s.charset {
-            o.charset = parse_charset(c).map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
+        if let SinkConfig::Rdm(c) = s {
+            if c.token.is_none() {
+                c.token = std::env::var("SOIF_TOKEN").ok();
+            }
         }
-        o.dcterms = s.dcterms;
-        o.bom = s.bom;
-        if let Some(b) = s.batch_size {
-            o.batch_size = Some(b.max(1));
-        }
-        o.schema = s.schema.clone().or_else(|| config.schema.clone());
-        o.token = s.token.clone().or_else(|| std::env::var("SOIF_TOKEN").ok());
-        o.gzip_posts = s.gzip_posts;
-        if let Some(c) = &s.compression {
-            o.compression = super::convert::parse_compression(c)
-                .map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
-        }
-        if let Some(l) = &s.parquet_layout {
-            o.parquet_layout = super::convert::parse_parquet_layout(l)
-                .map_err(|e| at(format!("sink {}: {e}", i + 1)))?;
-        }
-        o.inputs = config.source.inputs.clone();
-        sinks.push(o);
     }
     Ok(Job {
         specs: if config.state.is_some() || args.state.state.is_some() {
@@ -153,5 +130,6 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         state: args.state.options(config.state.as_ref())?,
         report: args.state.report(config.state.as_ref()),
         inputs: config.source.inputs.clone(),
+        multi_valued: None,
     })
 }

@@ -1,6 +1,6 @@
-//! `soif serve`: the RDM catalog server (SPEC §8, crate `soif_server`).
+//! `soif serve`: the RDM catalog server (docs/server.md; crate `soif_server`).
 
-use super::{fail, runtime};
+use crate::terminal::{fail, runtime};
 use clap::Args;
 use soif_options::ByteSize;
 use soif_pipeline::Error;

@@ -17,7 +17,7 @@
 //! 699063..1048576,record=2417
 //! ```
 
-use super::fail;
+use crate::terminal::fail;
 use clap::Args;
 use soif_codecs::soif::DecoderOptions;
 use soif_options::ByteSize;

@@ -13,7 +13,7 @@
 //! the run lock, so it is refused (exit status 75) while a run is going, which would
 //! otherwise record the file again when it commits.
 
-use super::{EXIT_FAILED, EXIT_OK};
+use crate::terminal::{EXIT_FAILED, EXIT_OK};
 use clap::Args;
 use serde_json::{json, Value};
 use soif_state::{StateError, StateStore, EXIT_ALREADY_RUNNING};

@@ -10,7 +10,8 @@
 //! their counts exact up to that threshold (a dropped value that comes back starts
 //! counting again, so its count may be low by at most the threshold).
 
-use super::{fail, runtime, InputArgs, Reporter};
+use crate::input::InputArgs;
+use crate::terminal::{exit_for, fail, runtime, Reporter};
 use bytes::Bytes;
 use clap::Args;
 use soif_codecs::{Record, Value};
@@ -142,7 +143,7 @@ pub fn run(args: StatsArgs) -> ExitCode {
         return fail(&e);
     }
     reporter.summary(&summary);
-    super::exit_for(&summary)
+    exit_for(&summary)
 }
 
 /// `DOCUMENT:Author` → (`DOCUMENT`, `Author`).

@@ -9,7 +9,8 @@
 //! schema, the counts, then each failure with its reason and position (the first
 //! `--max-failures`). Exit status 0 when every record passed, 3 when some failed.
 
-use super::{fail, runtime, InputArgs, Reporter, EXIT_OK, EXIT_REJECTED};
+use crate::input::InputArgs;
+use crate::terminal::{fail, runtime, Reporter, EXIT_OK, EXIT_REJECTED};
 use clap::Args;
 use soif_pipeline::engine::{ErrorPolicy, Observer, Progress};
 use soif_pipeline::transforms;

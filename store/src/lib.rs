@@ -106,7 +106,7 @@
 //! checkpointed into the database; appending to a new database with a rollback journal
 //! writes each new page once (the journal only keeps the few pages that existed before
 //! the transaction). On generated Harvest data (8 KB records) this loads about twice as
-//! fast (README, Performance).
+//! fast (docs/performance.md).
 //!
 //! During a bulk load a helper thread syncs the file after each commit (see [`load`]),
 //! so that the final sync has little left to write (about 15 % off the load above).

@@ -1,4 +1,4 @@
-//! Every transform of SPEC §5 end to end through the built binary:
+//! Every transform of docs/transforms.md end to end through the built binary:
 //! `soif convert FIXTURE -t NAME[:ARGS] --to jsonl|soif`, on the seed examples — RFC 2655
 //! §6's DOCUMENTs (the SSL document with Author-1..3), App. C's `Dublin-Core-1` object,
 //! the Harvest manual's `Embed<1>` FILE record and the RDM note's schema and view

@@ -1,5 +1,5 @@
 //! `soif convert` end to end: inputs (files, compressed files, directories, globs, stdin),
-//! JSON Lines exactly as SPEC §4 says, and the `soif → jsonl → soif` round trip.
+//! JSON Lines exactly as docs/formats.md#jsonl says, and the `soif → jsonl → soif` round trip.
 
 use crate::common;
 use common::*;
@@ -376,4 +376,58 @@ fn a_lone_numbered_value_survives_collapse_jsonl_expand() {
         jsonl.stdout.as_slice(),
     );
     assert_eq!(back.stdout, input);
+}
+
+/// `soif --help` is made from the same definitions as the subcommands: it names what every
+/// output format `--to` accepts writes, and gives each subcommand's own one-line help.
+#[test]
+fn soif_help_lists_every_output_format_and_every_subcommand() {
+    let help = stdout(&run(&["--help"], b""));
+    // Help is wrapped to the terminal's width: compare words.
+    let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The formats `--to` accepts, as clap lists them for a wrong one.
+    let out = run(&["convert", "--to", "frobnicate"], b"");
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    let listed = err
+        .split("[possible values: ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap_or_else(|| panic!("no possible values in {err}"));
+    let formats: Vec<&str> = listed.split(", ").collect();
+    assert!(
+        formats.contains(&"parquet") && formats.contains(&"arrow"),
+        "{listed}"
+    );
+    for name in formats {
+        let format = soif_sinks::Format::parse(name).unwrap();
+        if let Some(title) = format.title() {
+            assert!(
+                words.contains(title),
+                "{name} ({title}) missing from soif --help:\n{help}"
+            );
+        }
+    }
+    // Every subcommand: its line in `soif --help` is the first line of its own help.
+    let commands: Vec<(&str, &str)> = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.trim().split_once(' '))
+        .map(|(name, about)| (name, about.trim()))
+        .filter(|(name, _)| *name != "help")
+        .collect();
+    for name in [
+        "convert", "run", "stats", "validate", "rdm", "state", "serve", "split",
+    ] {
+        assert!(commands.iter().any(|(n, _)| *n == name), "{name}: {help}");
+    }
+    for (name, about) in commands {
+        let own = stdout(&run(&[name, "--help"], b""));
+        let first = own.lines().next().unwrap_or_default();
+        assert_eq!(first.trim_end_matches('.'), about, "soif {name} --help");
+    }
+    assert!(words.contains("OAI-PMH"), "{help}");
 }

@@ -1,6 +1,6 @@
-//! SPEC §6 end to end: `--on-error fail|skip|quarantine`, exit statuses, the summary
-//! counts (records in = out + rejected + filtered) and the quarantine file holding exactly
-//! the rejected records' bytes.
+//! The error policy (docs/bad-input.md) end to end: `--on-error fail|skip|quarantine`,
+//! exit statuses, the summary counts (records in = out + rejected + filtered) and the
+//! quarantine file holding exactly the rejected records' bytes.
 
 use crate::common;
 use common::*;
@@ -100,7 +100,7 @@ fn quarantine_holds_exactly_the_rejected_bytes() {
 
 #[test]
 fn lenient_repairs_and_counts() {
-    // RFC 2655's DELIMITER is ":<TAB>"; legacy data has a space (SPEC §6).
+    // RFC 2655's DELIMITER is ":<TAB>"; legacy data has a space (docs/contract.md#bad-input).
     let input = b"@DOCUMENT { http://a/\nTitle{1}: A\n}\n";
     let strict = run(&["convert", "--to", "soif"], input);
     assert_eq!(code(&strict), 1);

@@ -1,6 +1,6 @@
 """soif's Parquet and Arrow outputs as users read them: the bundled fixtures converted with
 the `soif` binary ($SOIF_BIN), then queried with DuckDB, Polars and pyarrow, including the
-one-line expressions the README shows."""
+one-line expressions docs/formats.md shows."""
 
 import os
 import subprocess
@@ -64,12 +64,12 @@ def test_pyarrow_schema_and_metadata(files):
 
 def test_duckdb_one_liners(files):
     p = str(files["records"])
-    # One attribute (README): Title.
+    # One attribute (docs/formats.md): Title.
     rows = duckdb.sql(
         f"SELECT url, list_filter(attributes, lambda a: a.name = 'Title')[1].value AS title "
         f"FROM '{p}'").fetchall()
     assert (SSL, "SSL Protocol V. 3.0") in rows
-    # All values of a multi-valued one after -t collapse (README): Author.
+    # All values of a multi-valued one after -t collapse (docs/formats.md): Author.
     c = str(files["collapsed"])
     rows = duckdb.sql(
         f"SELECT url, list_transform(list_filter(attributes, lambda a: a.name = 'Author'), "

@@ -58,7 +58,7 @@
 //! (`cargo bench -p soif-codecs --bench split`, a loaded 2-core VM) it runs at 10.6 GiB/s
 //! strict and 2.6 GiB/s lenient, against 6.3 GiB/s for a decode that builds the records;
 //! `soif split --parts 8` over a 1 GB file in the page cache takes 0.11–0.21 s strict
-//! (README, "Splitting").
+//! (docs/splitting.md).
 //!
 //! ```
 //! use bytes::Bytes;

@@ -59,7 +59,7 @@ fn name() -> impl Strategy<Value = Bytes> {
         "[A-Za-z]{1,8}-[1-9][0-9]{0,2}".prop_map(|s| Bytes::from(s.into_bytes())),
         "[A-Za-z-]{1,12}".prop_map(|s| Bytes::from(format!("Embed<1>-{s}").into_bytes())),
         "[A-Za-z-]{1,12}".prop_map(|s| Bytes::from(format!("Weightlist-[IMAGE:{s}]").into_bytes())),
-        // Long names of any bytes other than whitespace, `{` and `}` (SPEC §2).
+        // Long names of any bytes other than whitespace, `{` and `}` (docs/contract.md#the-record).
         proptest::collection::vec(
             any::<u8>().prop_filter("name byte", |b| !b" \t\r\n\x0b\x0c{}".contains(b)),
             1..600

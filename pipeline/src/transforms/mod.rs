@@ -77,7 +77,7 @@ impl Default for TransformContext {
     }
 }
 
-/// Every transform: name and one line of help, in the order of SPEC §5.
+/// Every transform: name and one line of help, in the order of docs/transforms.md.
 pub const NAMES: &[(&str, &str)] = &[
     (
         "collapse",

@@ -31,7 +31,7 @@
 //! a client can hold is bounded by the other limits of [`ServerConfig`](crate::config::ServerConfig) (keyword terms,
 //! `View-Order` keys and rows, reads in flight per client address and in all, the wait for
 //! a read connection, the request-head and stall timeouts, connections); every limit, its
-//! default and what exceeding it gets are listed in the crate's README ("Limits").
+//! default and what exceeding it gets are listed in docs/server.md ("Limits").
 //!
 //! Its parts: `http` (the handlers), `request` (the checks a request needs before any
 //! catalog is read), `answer` (the replies to requests, `rd-response`s streamed),

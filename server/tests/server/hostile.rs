@@ -1,4 +1,4 @@
-//! Hostile and careless clients (issue 12): what each costs the server, and the limits
+//! Hostile and careless clients: what each costs the server, and the limits
 //! that bound it. Every server listens on 127.0.0.1 on a port chosen at run time; some
 //! clients connect from other loopback addresses (127.0.0.2…) to be other clients.
 
@@ -285,7 +285,7 @@ async fn stalled_readers_neither_delay_status_nor_hold_every_connection() {
         // Stalled readers hold their connections for a minute: the bounds below are far
         // under that, and far over what a loaded CI machine needs, so they tell "did not
         // wait for the stalled readers" apart without timing anything finely (the
-        // figures are measured by server/scripts/adversarial.sh, README).
+        // figures are measured by server/scripts/adversarial.sh, docs/performance.md).
         c.body_idle_timeout = Duration::from_secs(60);
         c.read_wait = Duration::from_millis(500);
     })

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use soif_codecs::Record;
 use soif_pipeline::Sink;
 use soif_sinks::sqlite::{SqliteSink, StoreOptions};
-use soif_sinks::{build, Format, SinkOptions};
+use soif_sinks::{build, RunContext, SinkConfig};
 use std::path::Path;
 
 fn load(db: &Path, records: &[Record], batch: usize) {
@@ -182,10 +182,12 @@ fn schema_gives_types_and_names_through_build() {
     )
     .unwrap();
     let db = dir.path().join("s.db");
-    let mut opts = SinkOptions::new(Format::Sqlite);
-    opts.output = Some(db.display().to_string());
-    opts.schema = Some(schema);
-    let mut sink = build(&opts).unwrap();
+    let opts = SinkConfig::Sqlite(soif_sinks::sqlite::Config {
+        output: Some(db.display().to_string()),
+        schema: Some(schema),
+        ..Default::default()
+    });
+    let mut sink = build(&opts, &RunContext::default()).unwrap();
     for r in common::documents() {
         sink.write(&r).unwrap();
     }
@@ -216,8 +218,8 @@ fn schema_gives_types_and_names_through_build() {
 
 #[test]
 fn build_needs_a_path() {
-    let opts = SinkOptions::new(Format::Sqlite);
-    let e = build(&opts).err().unwrap();
+    let opts = SinkConfig::Sqlite(soif_sinks::sqlite::Config::default());
+    let e = build(&opts, &RunContext::default()).err().unwrap();
     assert!(e.is_config(), "{e}");
 }
 

@@ -1,8 +1,10 @@
 //! What the parser reads from: the streaming read buffer (`BytesMut`) or a [`Window`]
 //! over an input held whole.
 
-use super::BIG_VALUE;
 use bytes::{Buf, Bytes, BytesMut};
+
+/// Values larger than this get their buffer reserved in one step once their size is known.
+const BIG_VALUE: usize = 1 << 20;
 
 /// What the parser reads from: the bytes from the start of the current object (or
 /// whatever comes next) to the end of what has arrived.

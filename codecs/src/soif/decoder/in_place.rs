@@ -4,37 +4,17 @@
 //! [`Record`].
 
 use super::buffer::{Buffer, Window};
-use super::state::{AsRecord, State, Take};
-use super::{SoifDecoder, LOOKAHEAD, MAX_NAME};
+use super::shared::{AsRecord, HeldObject, InPlace, SoifDecoder, State, Take, LOOKAHEAD, MAX_NAME};
 use crate::record::{Action, Attribute, Position, Record, Repair, Value};
 use crate::soif::error::DecodeError;
 use bytes::Bytes;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Where the last object finished in place lies: `start` (absolute) and its length
-/// `end`, and its record number.
-#[derive(Default, Clone, Copy)]
-pub(super) struct HeldObject {
-    pub(super) start: u64,
-    pub(super) end: usize,
-    pub(super) record: u64,
-}
-
-/// Objects stay ranges of the input held whole.
-pub(super) struct InPlace;
-
-impl Take for InPlace {
-    type Out = ();
-    fn take<B: Buffer>(decoder: &mut SoifDecoder, src: &mut B, end: usize) {
-        decoder.keep_in_place(src, end)
-    }
-}
-
 impl SoifDecoder {
     /// Finishes a complete object without building a [`Record`]: its ranges stay in
     /// `self.obj` (until the next object starts) for [`DecodeBytes::next_in_place`].
-    fn keep_in_place<B: Buffer>(&mut self, src: &mut B, end: usize) {
+    pub(super) fn keep_in_place<B: Buffer>(&mut self, src: &mut B, end: usize) {
         self.held = HeldObject {
             start: self.base,
             end,

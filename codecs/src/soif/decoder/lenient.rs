@@ -4,7 +4,7 @@
 //! evidence; and no guess may cross into the next object.
 
 use super::scan::{is_object_start, is_ws, skip_ws};
-use super::SEARCH_NAME;
+use super::shared::SEARCH_NAME;
 
 /// Whether a valid boundary starts at `at`: at least `min_ws` whitespace bytes, then `}`
 /// (followed by whitespace, `@` or the end) or `NAME{SIZE}` followed by `:` or

@@ -90,6 +90,7 @@
 //! # Parts
 //!
 //! - `options`: [`DecoderOptions`].
+//! - `shared`: [`SoifDecoder`]'s data (its limits and state), which the other parts work on.
 //! - `state`: the state machine (between objects, in one, skipping, resynchronising).
 //! - `object`: the object parser, resumed where it stopped.
 //! - `lenient`: where a value ends when its byte count is wrong.
@@ -105,164 +106,16 @@ mod object;
 mod options;
 mod replay;
 mod scan;
+mod shared;
 mod state;
 
 pub use in_place::{DecodeBytes, ObjectSpans};
-pub use options::DecoderOptions;
+pub use options::{DecoderOptions, DEFAULT_MAX_RECORD_SIZE};
+pub use shared::SoifDecoder;
 
 use super::error::{DecodeError, ErrorKind};
-use crate::record::{Action, Position, Record};
+use crate::record::{Position, Record};
 use bytes::BytesMut;
-use in_place::HeldObject;
-use object::Obj;
-use replay::{Replay, SkipFile};
-use state::State;
-
-/// Default `max_record_size`: 64 MiB.
-pub const DEFAULT_MAX_RECORD_SIZE: usize = 64 << 20;
-
-/// Longest template name accepted.
-const MAX_TEMPLATE: usize = 256;
-/// Longest attribute name accepted.
-const MAX_NAME: usize = 4096;
-/// Longest text between `{` and `}` of a size.
-const MAX_SIZE_TEXT: usize = 64;
-/// Longest URL accepted.
-const MAX_URL: usize = 64 * 1024;
-/// Longest name a lenient search recognises as the start of the next attribute (the
-/// check at the declared end accepts any name up to `MAX_NAME`).
-const SEARCH_NAME: usize = 256;
-/// Values larger than this get their buffer reserved in one step once their size is known.
-const BIG_VALUE: usize = 1 << 20;
-/// How far past a value the lenient boundary check looks: whitespace, a name, a size.
-const LOOKAHEAD: usize = 512;
-/// Most whitespace between a template name and its `{` that resynchronisation accepts
-/// as an object start (real data has one space).
-const MAX_HEADER_GAP: usize = 4096;
-
-/// The SOIF decoder. See the module documentation.
-pub struct SoifDecoder {
-    opts: DecoderOptions,
-    state: State,
-    /// Absolute offset of `src[0]` in the input.
-    base: u64,
-    /// Objects finished so far (records and rejected objects).
-    records: u64,
-    envelope: Option<Action>,
-    /// Where the open envelope started, for the error when it is never closed.
-    envelope_at: u64,
-    obj: Obj,
-    /// How many bytes the buffer must hold before the pending value is complete.
-    want: usize,
-    /// `opts.attribute_limit()`, computed once.
-    max_attributes: usize,
-    /// Stream path: the bytes stepped over by the current skip, kept on disk until the
-    /// skip is confirmed (see "Undoing a skip").
-    skip_file: Option<SkipFile>,
-    /// Stream path: undone skips whose bytes are read again before any later input,
-    /// innermost last.
-    replay: Vec<Replay>,
-    /// Stream path: the buffer the parser reads while replaying.
-    rbuf: BytesMut,
-    /// A skip file that could not be written or read: the stream's fatal error.
-    io_error: Option<std::io::Error>,
-    /// The input's length, once a skip has run into its end.
-    input_end: Option<u64>,
-    /// Stop at the first object boundary at or past this offset (a range decode's end, the
-    /// boundary pass's next split point; see [`super::split`]).
-    pub(crate) stop_at: Option<u64>,
-    /// The decoder stopped at `stop_at`: it stands at an object boundary, in the state a
-    /// decode of the whole input is in there.
-    pub(crate) stopped: bool,
-    /// Records are counted, not built (the boundary pass needs only where they end).
-    pub(crate) skim: bool,
-    /// The last object finished in place ([`DecodeBytes::next_in_place`]).
-    held: HeldObject,
-}
-
-impl Default for SoifDecoder {
-    fn default() -> Self {
-        SoifDecoder::new(DecoderOptions::default())
-    }
-}
-
-impl SoifDecoder {
-    /// A decoder with these options.
-    pub fn new(opts: DecoderOptions) -> SoifDecoder {
-        SoifDecoder {
-            state: State::Between,
-            base: 0,
-            records: 0,
-            envelope: None,
-            envelope_at: 0,
-            obj: Obj::default(),
-            want: 0,
-            max_attributes: opts.attribute_limit(),
-            skip_file: None,
-            replay: Vec::new(),
-            rbuf: BytesMut::new(),
-            io_error: None,
-            input_end: None,
-            stop_at: None,
-            stopped: false,
-            skim: false,
-            held: HeldObject::default(),
-            opts,
-        }
-    }
-
-    /// A decoder in the state a decode of the whole input is in at an object boundary
-    /// found by the boundary pass (see [`super::split`]): `offset` consumed, `records`
-    /// objects finished, `envelope` open, and the input's end known when `input_end`.
-    pub(crate) fn resumed(
-        opts: DecoderOptions,
-        offset: u64,
-        records: u64,
-        envelope: Option<(Action, u64)>,
-        input_end: Option<u64>,
-    ) -> SoifDecoder {
-        let mut d = SoifDecoder::new(opts);
-        d.base = offset;
-        d.records = records;
-        if let Some((action, at)) = envelope {
-            d.envelope = Some(action);
-            d.envelope_at = at;
-        }
-        d.input_end = input_end;
-        d
-    }
-
-    /// The state that carries from one object to the next, at an object boundary:
-    /// objects finished, the open envelope (its action and where it began), whether the
-    /// input's end is known. See [`super::split`].
-    pub(crate) fn carried(&self) -> (u64, Option<(Action, u64)>, bool) {
-        (
-            self.records,
-            self.envelope.map(|a| (a, self.envelope_at)),
-            self.input_end.is_some(),
-        )
-    }
-
-    /// A strict decoder that rejects objects over `max_record_size` bytes.
-    pub fn new_with_max_record_size(max_record_size: usize) -> SoifDecoder {
-        SoifDecoder::new(DecoderOptions::with_max_record_size(max_record_size))
-    }
-
-    /// The options in use.
-    pub fn options(&self) -> &DecoderOptions {
-        &self.opts
-    }
-
-    /// Bytes consumed so far (the absolute offset of the next unread byte of the buffer).
-    pub fn offset(&self) -> u64 {
-        self.base
-    }
-
-    /// Objects finished so far, good and bad.
-    pub fn objects(&self) -> u64 {
-        self.records
-    }
-}
 
 impl tokio_util::codec::Decoder for SoifDecoder {
     type Item = Result<Record, DecodeError>;

@@ -7,56 +7,11 @@ use super::lenient::{
     boundary_at, crosses_object, line_boundary, object_start_in, search_boundary,
 };
 use super::scan::{is_object_start, is_ws, lossy, parse_size, skip_ws, SizeText};
-use super::{SoifDecoder, LOOKAHEAD, MAX_NAME, MAX_SIZE_TEXT, MAX_TEMPLATE, MAX_URL, SEARCH_NAME};
+use super::shared::{
+    Pending, SoifDecoder, LOOKAHEAD, MAX_NAME, MAX_SIZE_TEXT, MAX_TEMPLATE, MAX_URL, SEARCH_NAME,
+};
 use crate::record::{Action, Position, Repair};
 use crate::soif::error::{DecodeError, ErrorKind};
-use std::ops::Range;
-
-/// A value whose bytes have not all arrived.
-#[derive(Clone)]
-pub(super) struct Pending {
-    pub(super) name: Range<usize>,
-    pub(super) start: usize,
-    /// `None` for a lenient `{x}`.
-    pub(super) size: Option<u64>,
-    /// For `{x}`: where the end-of-value scan resumes.
-    pub(super) scan_from: usize,
-}
-
-/// The object being parsed. Ranges are relative to `src[0]` (the object's `@`), which
-/// does not move until the object is complete.
-#[derive(Default)]
-pub(super) struct Obj {
-    pub(super) template: Range<usize>,
-    pub(super) url: Range<usize>,
-    pub(super) url_joined: Option<Vec<u8>>,
-    pub(super) header_done: bool,
-    pub(super) cursor: usize,
-    pub(super) attrs: Vec<(Range<usize>, Range<usize>)>,
-    pub(super) pending: Option<Pending>,
-    pub(super) repairs: Vec<Repair>,
-    /// Start of the last value, where resynchronisation starts after an error: a value
-    /// whose count ran too long may have swallowed the next object's start.
-    pub(super) last_value_start: usize,
-}
-
-impl Obj {
-    pub(super) fn reset(&mut self) {
-        self.template = 0..0;
-        self.url = 0..0;
-        self.url_joined = None;
-        self.header_done = false;
-        self.cursor = 0;
-        self.attrs.clear();
-        // A record of a million attributes must not keep its 32 MB of ranges forever.
-        if self.attrs.capacity() > 4096 {
-            self.attrs.shrink_to(4096);
-        }
-        self.pending = None;
-        self.repairs = Vec::new();
-        self.last_value_start = 1;
-    }
-}
 
 pub(super) enum Progress {
     /// More bytes are needed.

@@ -1,16 +1,16 @@
 //! [`DecoderOptions`]: the record size limit, lenient mode, the input's name and the
 //! attribute limit.
 
-use super::DEFAULT_MAX_RECORD_SIZE;
-#[cfg(doc)]
-use super::{ErrorKind, Record, SoifDecoder};
 use std::sync::Arc;
 
-/// Options for [`SoifDecoder`].
+/// Default `max_record_size`: 64 MiB.
+pub const DEFAULT_MAX_RECORD_SIZE: usize = 64 << 20;
+
+/// Options for [`SoifDecoder`](crate::soif::SoifDecoder).
 #[derive(Debug, Clone)]
 pub struct DecoderOptions {
     /// The largest object accepted, in bytes (default 64 MiB). Larger objects are
-    /// rejected with [`ErrorKind::RecordTooLarge`] and skipped without being buffered.
+    /// rejected with [`ErrorKind::RecordTooLarge`](crate::soif::ErrorKind::RecordTooLarge) and skipped without being buffered.
     pub max_record_size: usize,
     /// Repair what legacy data is known to carry (see the module docs).
     pub lenient: bool,
@@ -54,10 +54,10 @@ impl DecoderOptions {
     }
 
     /// The most attributes a record may hold before it is rejected with
-    /// [`ErrorKind::TooManyAttributes`].
+    /// [`ErrorKind::TooManyAttributes`](crate::soif::ErrorKind::TooManyAttributes).
     ///
     /// Why a limit: each attribute costs about a hundred bytes of bookkeeping (its ranges
-    /// while parsing, then its name and value handles in the [`Record`]), while the
+    /// while parsing, then its name and value handles in the [`Record`](crate::Record)), while the
     /// smallest attribute, `A{0}:<TAB>`, is six bytes of input. Without a cap, a 63 MB
     /// record of empty attributes takes about 1 GB. One attribute per 64 bytes of
     /// `max_record_size` keeps a record's memory within about three times

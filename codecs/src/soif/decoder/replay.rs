@@ -4,24 +4,10 @@
 //! See "Undoing a skip" in [`super`].
 
 use super::buffer::Buffer;
-use super::state::{AsRecord, State};
-use super::SoifDecoder;
+use super::shared::{AsRecord, Replay, SkipFile, SoifDecoder, State};
 use crate::record::Record;
 use crate::soif::error::{DecodeError, ErrorKind};
 use bytes::BytesMut;
-
-/// The bytes of a skip in progress, on disk (stream path only; a file held whole can
-/// simply be read again).
-pub(super) struct SkipFile {
-    pub(super) file: std::fs::File,
-    pub(super) len: u64,
-}
-
-/// An undone skip's bytes, being read again.
-pub(super) struct Replay {
-    pub(super) file: std::fs::File,
-    pub(super) left: u64,
-}
 
 /// How much of a replayed skip file is read at a time.
 pub(super) const REPLAY_CHUNK: usize = 256 << 10;

@@ -1,7 +1,7 @@
 //! Byte-level tests shared by every part of the decoder: whether an object starts at a
 //! byte, a size's digits, the trailing `}` of a skipped region, whitespace.
 
-use super::{MAX_HEADER_GAP, MAX_TEMPLATE};
+use super::shared::{MAX_HEADER_GAP, MAX_TEMPLATE};
 
 /// Whether an object starts at `p` (`@`, a template name, whitespace of
 /// at most [`MAX_HEADER_GAP`] bytes, `{`). `None`: more bytes are needed to tell. The

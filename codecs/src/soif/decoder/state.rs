@@ -9,67 +9,10 @@ use super::lenient::boundary_at;
 use super::object::Progress;
 use super::replay::skip_file_write;
 use super::scan::{is_object_start, is_ws, trailing_braces};
-use super::{SoifDecoder, LOOKAHEAD, MAX_NAME};
+use super::shared::{SoifDecoder, State, Take, LOOKAHEAD, MAX_NAME};
 use crate::record::{Attribute, Position, Record, Value};
 use crate::soif::error::{DecodeError, ErrorKind};
 use bytes::{Bytes, BytesMut};
-
-pub(super) enum State {
-    /// Outside any object: whitespace, an object, an envelope's `}`.
-    Between,
-    /// Inside an object that starts at `src[0]`.
-    Object,
-    /// Stepping over a value whose declared size takes the object over
-    /// `max_record_size`, as its bytes arrive, then checking what follows them (see
-    /// "Undoing a skip"). `remaining` counts down the declared bytes; `skipped` is what
-    /// has been stepped over since the value's delimiter (the bytes an undo gives back).
-    /// `prefix` is the object up to that point, `err` the error to report either way.
-    Skip {
-        remaining: u64,
-        skipped: u64,
-        err: Box<DecodeError>,
-        prefix: Bytes,
-        name: String,
-        size: u64,
-    },
-    /// Looking for the next object start after an error. `err` is emitted, with the
-    /// skipped bytes as its `raw`, once the start is found (it is `None` when the error
-    /// was already emitted). `lost` counts bytes discarded because the region outgrew
-    /// `max_record_size`.
-    ///
-    /// `owned` is how many `}` of the skipped bytes' trailing run belong to what is being
-    /// skipped (1 for an object, 0 for stray bytes); `braces` is that run's count of `}`
-    /// in the bytes already discarded (see "Errors inside envelopes").
-    Resync {
-        err: Option<DecodeError>,
-        scan_from: usize,
-        lost: u64,
-        owned: u32,
-        braces: u32,
-        /// The bad object's bytes before the skipped region, after an undone skip: they
-        /// go in front of the region in the error's `raw`.
-        prefix: Option<Bytes>,
-    },
-}
-
-/// What the parser makes of a complete object: a [`Record`] of shared slices (every
-/// path), or nothing but its ranges, left in the decoder for the caller to read in place
-/// ([`DecodeBytes::next_in_place`]). A type parameter, so that the parser is compiled
-/// once for each and the common path pays nothing for the other.
-pub(super) trait Take {
-    type Out;
-    fn take<B: Buffer>(decoder: &mut SoifDecoder, src: &mut B, end: usize) -> Self::Out;
-}
-
-/// Objects become [`Record`]s.
-pub(super) struct AsRecord;
-
-impl Take for AsRecord {
-    type Out = Record;
-    fn take<B: Buffer>(decoder: &mut SoifDecoder, src: &mut B, end: usize) -> Record {
-        decoder.take_record(src, end)
-    }
-}
 
 impl SoifDecoder {
     pub(super) fn advance<B: Buffer>(&mut self, src: &mut B, n: usize) {

@@ -30,7 +30,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *
  * <p>Why both: the Python Data Source API runs the decoder in a Python worker and ships
  * each batch to the JVM over a socket, where the task thread waits for it; here the task
- * thread decodes itself (the Spark benchmark in the README gives the figures). The rows
+ * thread decodes itself (docs/performance.md, "Spark", gives the figures). The rows
  * are the same: both call the same reading loop ({@code python/src/core.rs}) with the same
  * options and the same splits.
  *

@@ -27,11 +27,12 @@
 //! batch_size = 500
 //! ```
 //!
-//! Keys of a `[[sink]]` mirror the `convert` options: `format`, `output`, `columns`,
-//! `list_separator`, `charset`, `bom`, `dcterms`, `batch_size`, `schema`, `token` (for
-//! `rdm`; the `SOIF_TOKEN` environment variable is used when absent), `gzip_posts`,
-//! `compression` and `parquet_layout` (for `parquet`: `--compression`, `--parquet-layout`). A
-//! top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
+//! A `[[sink]]` is one format's configuration, [`soif_sinks::SinkConfig`], tagged by
+//! `format`: its keys mirror the `convert` options that concern that format (`output`,
+//! `columns`, `list_separator`, `charset`, `bom`, `dcterms`, `batch_size`, `schema`,
+//! `token` — for `rdm`; the `SOIF_TOKEN` environment variable is used when absent —,
+//! `gzip_posts`, `compression`, `parquet_layout`), and a key of another format is an
+//! error. A top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
 //! `memory_budget` (a size, as [`ByteSize`] reads it) and `temp_dir` are `--memory-budget`
 //! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
 //! where). A `[state]` table (`path`, `settle`, `report`) makes the pipeline incremental,
@@ -39,9 +40,10 @@
 //! Relative paths are relative to the directory `soif run` is started in. Unknown
 //! keys are errors, so a typo does not silently change a nightly job.
 
-use crate::Error;
 use serde::Deserialize;
 pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
+use soif_pipeline::Error;
+use soif_sinks::SinkConfig;
 use std::path::{Path, PathBuf};
 
 /// A parsed pipeline file.
@@ -89,32 +91,6 @@ pub enum Duration {
     Text(String),
 }
 
-/// One `[[sink]]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SinkConfig {
-    pub format: String,
-    pub output: Option<String>,
-    pub columns: Option<Vec<String>>,
-    pub list_separator: Option<String>,
-    pub charset: Option<String>,
-    /// CSV: start with a UTF-8 byte-order mark.
-    #[serde(default)]
-    pub bom: bool,
-    #[serde(default)]
-    pub dcterms: bool,
-    pub batch_size: Option<usize>,
-    pub schema: Option<PathBuf>,
-    pub token: Option<String>,
-    /// `rdm`: gzip each POST.
-    #[serde(default)]
-    pub gzip_posts: bool,
-    /// `parquet`: `zstd` (default), `snappy`, `gzip` or `none`.
-    pub compression: Option<String>,
-    /// `parquet`: `records` (default) or `wide`.
-    pub parquet_layout: Option<String>,
-}
-
 impl PipelineConfig {
     /// Reads and checks a pipeline file; errors name the file (and line, for syntax).
     pub fn load(path: &Path) -> Result<PipelineConfig, Error> {
@@ -146,7 +122,7 @@ mod tests {
 
     #[test]
     fn the_documented_example_parses() {
-        let doc = include_str!("config.rs");
+        let doc = include_str!("pipeline_file.rs");
         let example: String = doc
             .lines()
             .skip_while(|l| !l.starts_with("//! ```toml"))

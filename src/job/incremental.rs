@@ -26,11 +26,10 @@
 //! `--state`). Stdin cannot be tracked, and a file output must be a file (`-o`): both are
 //! refused with `--state`.
 
-use super::convert::{run_job, Job};
-use super::{fail, Reporter, EXIT_FAILED, EXIT_USAGE};
-use clap::Args;
+use super::pass::{run_job, Job};
+use super::state::StateOptions;
+use crate::terminal::{fail, Reporter, EXIT_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 use serde_json::{json, Value};
-use soif_pipeline::config::StateConfig;
 use soif_pipeline::engine::ErrorPolicy;
 use soif_pipeline::{Checkpoints, Error, InputCounts, Summary};
 use soif_sinks::Format;
@@ -41,83 +40,9 @@ use soif_state::{
     Counts, Progress, RunStatus, SourceProgress, StateStore, TakenFile, EXIT_ALREADY_RUNNING,
 };
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
-
-/// The options of incremental runs, shared by `convert` and `run`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct StateArgs {
-    /// Make the run incremental: remember in this SQLite file what was taken, and take
-    /// only what is new or changed since the last successful run (files by size, time
-    /// and content hash; URLs by their checkpoints). Exactly once even after a crash;
-    /// one run at a time (another exits with status 75). File outputs get a new file per
-    /// run, named by the run (-o out/records.parquet → out/records.<RUN>.parquet).
-    #[arg(long, value_name = "STATE.db")]
-    pub state: Option<PathBuf>,
-
-    /// With --state: leave files modified less than this long ago (still being written)
-    /// for the next run. Seconds, or 90s, 5m, 1h. [default: 60]
-    #[arg(long, value_name = "DURATION", value_parser = scan::parse_duration)]
-    pub settle: Option<Duration>,
-
-    /// With --state: list what the run would take, and why the rest is skipped
-    /// (unchanged, settling); change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-
-    /// Write the run's summary as JSON to this file (per source: files taken and
-    /// skipped, records in / out / rejected, errors; timings; outputs), replaced
-    /// atomically after each run.
-    #[arg(long, value_name = "FILE.json")]
-    pub report: Option<PathBuf>,
-}
-
-/// An incremental run's settings, from [`StateArgs`] and a pipeline's `[state]`.
-#[derive(Debug, Clone)]
-pub struct StateOptions {
-    pub path: PathBuf,
-    pub settle: Duration,
-    pub dry_run: bool,
-}
-
-impl StateArgs {
-    /// The run's state options: the command line first, then the pipeline's `[state]`.
-    pub fn options(&self, config: Option<&StateConfig>) -> Result<Option<StateOptions>, Error> {
-        let path = self
-            .state
-            .clone()
-            .or_else(|| config.map(|c| c.path.clone()));
-        let Some(path) = path else {
-            if self.dry_run {
-                return Err(Error::Config("--dry-run needs --state STATE.db".into()));
-            }
-            if self.settle.is_some() {
-                return Err(Error::Config("--settle needs --state STATE.db".into()));
-            }
-            return Ok(None);
-        };
-        let settle = match (self.settle, config.and_then(|c| c.settle.as_ref())) {
-            (Some(s), _) => s,
-            (None, Some(soif_pipeline::config::Duration::Seconds(n))) => Duration::from_secs(*n),
-            (None, Some(soif_pipeline::config::Duration::Text(t))) => scan::parse_duration(t)
-                .map_err(|e| Error::Config(format!("[state] settle: {e}")))?,
-            (None, None) => soif_state::DEFAULT_SETTLE,
-        };
-        Ok(Some(StateOptions {
-            path,
-            settle,
-            dry_run: self.dry_run,
-        }))
-    }
-
-    /// `--report`, or the pipeline's `[state] report`.
-    pub fn report(&self, config: Option<&StateConfig>) -> Option<PathBuf> {
-        self.report
-            .clone()
-            .or_else(|| config.and_then(|c| c.report.clone()))
-    }
-}
 
 /// What one input (as given) expands to, and the decision for each of its files.
 #[derive(Debug)]
@@ -201,11 +126,11 @@ pub fn execute(mut job: Job) -> ExitCode {
     let started = soif_state::now_rfc3339();
     let clock = Instant::now();
     for s in &job.sinks {
-        if is_file_format(s.format) && matches!(s.output.as_deref(), None | Some("-")) {
+        if is_file_format(s.format()) && matches!(s.output(), None | Some("-")) {
             return fail(&Error::Config(format!(
                 "--state: the {} output needs -o FILE (each run writes a new file named by \
                  the run; what went to stdout cannot be taken back after a crash)",
-                s.format.as_str()
+                s.format().as_str()
             )));
         }
     }
@@ -277,11 +202,13 @@ pub fn execute(mut job: Job) -> ExitCode {
     let mut planned: Vec<(String, PlannedOutput)> = Vec::new();
     let outcome = (|| -> Result<Converted, Error> {
         for s in job.sinks.iter_mut() {
-            if let (true, Some(out)) = (is_file_format(s.format), s.output.clone()) {
+            let format = s.format();
+            if let (true, Some(slot)) = (is_file_format(format), s.output_mut()) {
+                let Some(out) = slot.clone() else { continue };
                 let abs = std::path::absolute(&out).map_err(|e| Error::io(out.clone(), e))?;
                 let p = plan(&abs, &run.label);
-                s.output = Some(p.temp.to_string_lossy().into_owned());
-                planned.push((s.format.as_str().to_string(), p));
+                *slot = Some(p.temp.to_string_lossy().into_owned());
+                planned.push((format.as_str().to_string(), p));
             }
         }
         if let ErrorPolicy::Quarantine(q) = &job.engine.policy {
@@ -406,9 +333,9 @@ pub fn execute(mut job: Job) -> ExitCode {
         RunStatus::Ok
     };
     let code = if summary.rejected > 0 {
-        super::EXIT_REJECTED
+        EXIT_REJECTED
     } else {
-        super::EXIT_OK
+        EXIT_OK
     };
     progress.exit_status = i32::from(code);
     report.status = status.as_str();
@@ -552,7 +479,7 @@ fn dry_run(job: &Job, opts: &StateOptions) -> ExitCode {
         "exit_status": 0,
         "sources": plans.iter().map(|p| source_json(p, None)).collect::<Vec<_>>(),
     });
-    write_or_fail(job, &report, ExitCode::from(super::EXIT_OK))
+    write_or_fail(job, &report, ExitCode::from(EXIT_OK))
 }
 
 /// Writes the report, if asked; a failure to write it is the run's failure.
@@ -810,8 +737,8 @@ pub fn plain_report(
             Err(_) => "failed",
         },
         "exit_status": match result {
-            Ok(()) if summary.rejected > 0 => super::EXIT_REJECTED,
-            Ok(()) => super::EXIT_OK,
+            Ok(()) if summary.rejected > 0 => EXIT_REJECTED,
+            Ok(()) => EXIT_OK,
             Err(e) if e.is_config() => EXIT_USAGE,
             Err(_) => EXIT_FAILED,
         },

@@ -1,0 +1,416 @@
+//! Each sink's typed configuration, from a pipeline file's `[[sink]]` or the command line.
+//!
+//! A `[[sink]]` table deserialises straight into [`SinkConfig`], tagged by `format`; each
+//! format's `Config` (beside its sink: [`crate::jsonl::Config`], [`crate::csv::Config`]…)
+//! denies unknown keys, so a key meant for another format is an error, not a silent
+//! no-op. The command line's output flags are [`SinkArgs`] (flattened into `soif
+//! convert`); [`SinkArgs::config`] makes the same `SinkConfig` from them, each format
+//! taking the flags that concern it.
+
+use crate::parquet::{Compression, Layout};
+use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Charset, Format};
+use serde::{Deserialize, Deserializer};
+use soif_pipeline::Error;
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+/// One sink's configuration: a `[[sink]]` table of a pipeline file, or `--to FORMAT` and
+/// its flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SinkConfig {
+    Jsonl(jsonl::Config),
+    Soif(soif::Config),
+    Csv(csv::Config),
+    Rdfxml(rdfxml::Config),
+    Sqlite(sqlite::Config),
+    Rdm(rdm::Config),
+    Parquet(parquet::Config),
+    Arrow(arrow::Config),
+    Null(null::Config),
+}
+
+/// A table with a `format` key (any of [`Format::parse`]'s names) and the keys of that
+/// format's `Config`.
+impl<'de> Deserialize<'de> for SinkConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SinkConfig, D::Error> {
+        use serde::de::Error as _;
+        use serde_json::Value;
+        let mut table = serde_json::Map::<String, Value>::deserialize(d)?;
+        let name = match table.remove("format") {
+            Some(Value::String(s)) => s,
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "format must be a string, not {other}"
+                )))
+            }
+            None => return Err(D::Error::missing_field("format")),
+        };
+        let format = Format::parse(&name).ok_or_else(|| {
+            D::Error::custom(format!(
+                "unknown format `{name}` (one of {})",
+                Format::ALL.join(", ")
+            ))
+        })?;
+        let v = Value::Object(table);
+        let config = match format {
+            Format::Jsonl => serde_json::from_value(v).map(SinkConfig::Jsonl),
+            Format::Soif => serde_json::from_value(v).map(SinkConfig::Soif),
+            Format::Csv => serde_json::from_value(v).map(SinkConfig::Csv),
+            Format::Rdfxml => serde_json::from_value(v).map(SinkConfig::Rdfxml),
+            Format::Sqlite => serde_json::from_value(v).map(SinkConfig::Sqlite),
+            Format::Rdm => serde_json::from_value(v).map(SinkConfig::Rdm),
+            Format::Parquet => serde_json::from_value(v).map(SinkConfig::Parquet),
+            Format::Arrow => serde_json::from_value(v).map(SinkConfig::Arrow),
+            Format::Null => serde_json::from_value(v).map(SinkConfig::Null),
+        };
+        config.map_err(|e| D::Error::custom(format!("a {} sink: {e}", format.as_str())))
+    }
+}
+
+impl SinkConfig {
+    pub fn format(&self) -> Format {
+        match self {
+            SinkConfig::Jsonl(_) => Format::Jsonl,
+            SinkConfig::Soif(_) => Format::Soif,
+            SinkConfig::Csv(_) => Format::Csv,
+            SinkConfig::Rdfxml(_) => Format::Rdfxml,
+            SinkConfig::Sqlite(_) => Format::Sqlite,
+            SinkConfig::Rdm(_) => Format::Rdm,
+            SinkConfig::Parquet(_) => Format::Parquet,
+            SinkConfig::Arrow(_) => Format::Arrow,
+            SinkConfig::Null(_) => Format::Null,
+        }
+    }
+
+    /// Where the sink writes: a path, `-`/`None` for stdout, or (`rdm`) a catalog URL;
+    /// `None` for `null`, which writes nothing.
+    pub fn output(&self) -> Option<&str> {
+        self.output_slot().and_then(|o| o.as_deref())
+    }
+
+    /// The output, to be changed (an incremental run writes under a temporary name).
+    pub fn output_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            SinkConfig::Jsonl(c) => Some(&mut c.output),
+            SinkConfig::Soif(c) => Some(&mut c.output),
+            SinkConfig::Csv(c) => Some(&mut c.output),
+            SinkConfig::Rdfxml(c) => Some(&mut c.output),
+            SinkConfig::Sqlite(c) => Some(&mut c.output),
+            SinkConfig::Rdm(c) => Some(&mut c.output),
+            SinkConfig::Parquet(c) => Some(&mut c.output),
+            SinkConfig::Arrow(c) => Some(&mut c.output),
+            SinkConfig::Null(_) => None,
+        }
+    }
+
+    fn output_slot(&self) -> Option<&Option<String>> {
+        match self {
+            SinkConfig::Jsonl(c) => Some(&c.output),
+            SinkConfig::Soif(c) => Some(&c.output),
+            SinkConfig::Csv(c) => Some(&c.output),
+            SinkConfig::Rdfxml(c) => Some(&c.output),
+            SinkConfig::Sqlite(c) => Some(&c.output),
+            SinkConfig::Rdm(c) => Some(&c.output),
+            SinkConfig::Parquet(c) => Some(&c.output),
+            SinkConfig::Arrow(c) => Some(&c.output),
+            SinkConfig::Null(_) => None,
+        }
+    }
+
+    /// The `@SCHEMA` of a format that takes one (`csv`, `sqlite`, `parquet`), to be set
+    /// from a pipeline file's top-level `schema` when the sink has none of its own.
+    pub fn schema_mut(&mut self) -> Option<&mut Option<PathBuf>> {
+        match self {
+            SinkConfig::Csv(c) => Some(&mut c.schema),
+            SinkConfig::Sqlite(c) => Some(&mut c.schema),
+            SinkConfig::Parquet(c) => Some(&mut c.schema),
+            _ => None,
+        }
+    }
+
+    /// What the first pass over the inputs must find before this sink can start: CSV
+    /// columns (neither `columns` nor `schema` given) or, for wide Parquet, which
+    /// attributes hold several values (and the columns, when not given).
+    pub fn first_pass(&self) -> FirstPass {
+        match self {
+            SinkConfig::Csv(c) if c.columns.is_none() && c.schema.is_none() => FirstPass::Columns,
+            SinkConfig::Parquet(c) if c.parquet_layout == Layout::Wide => {
+                if c.columns.is_none() && c.schema.is_none() {
+                    FirstPass::ColumnsAndShape
+                } else {
+                    FirstPass::Shape
+                }
+            }
+            _ => FirstPass::None,
+        }
+    }
+
+    /// The columns a first pass found (see [`SinkConfig::first_pass`]).
+    pub fn set_columns(&mut self, columns: Vec<String>) {
+        match self {
+            SinkConfig::Csv(c) => c.columns = Some(columns),
+            SinkConfig::Parquet(c) => c.columns = Some(columns),
+            _ => {}
+        }
+    }
+}
+
+/// See [`SinkConfig::first_pass`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstPass {
+    None,
+    Columns,
+    Shape,
+    ColumnsAndShape,
+}
+
+/// What a sink learns from the run rather than from its configuration.
+#[derive(Debug, Clone, Default)]
+pub struct RunContext {
+    /// The inputs of this run, as given (SQLite's `soif_runs`, Parquet's `soif:inputs`).
+    pub inputs: Vec<String>,
+    /// Wide Parquet: the attributes that hold several values somewhere (from the first
+    /// pass), which become list columns.
+    pub multi_valued: Option<HashSet<String>>,
+}
+
+/// `soif convert`'s output flags; [`SinkArgs::config`] turns them into the
+/// [`SinkConfig`] of one format, which takes the flags that concern it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SinkArgs {
+    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
+    /// stream), or null (parse and count only).
+    #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
+    pub to: String,
+
+    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL.
+    #[arg(short, long, value_name = "OUTPUT")]
+    pub output: Option<String>,
+
+    /// How to write values that are not UTF-8 where text is needed: `utf8` (JSON gets
+    /// {"base64": …}, text formats a replacement) or `latin1` (read them as ISO 8859-1).
+    #[arg(long, value_name = "CHARSET", default_value = "utf8", value_parser = ["utf8", "latin1"])]
+    pub charset: String,
+
+    /// CSV (and wide Parquet) columns after template,url (default: from --schema, or a
+    /// first pass over the input).
+    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+
+    /// CSV: separator between the items of a list.
+    #[arg(long, value_name = "SEP", default_value = csv::DEFAULT_LIST_SEPARATOR)]
+    pub list_separator: String,
+
+    /// CSV: start with a UTF-8 byte-order mark, so that Excel reads the file as UTF-8.
+    #[arg(long)]
+    pub bom: bool,
+
+    /// RDF/XML: also write qualified DCMI terms.
+    #[arg(long)]
+    pub dcterms: bool,
+
+    /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
+    /// RDM records per POST (default 1000).
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<usize>,
+
+    /// An RDM @SCHEMA file: CSV columns, SQLite column types, the `validate` transform.
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema: Option<PathBuf>,
+
+    /// Parquet compression.
+    #[arg(long, value_name = "CODEC", default_value = "zstd", value_parser = Compression::ALL)]
+    pub compression: String,
+
+    /// Parquet layout: `records` (soif's Arrow layout: lossless, attributes as an ordered
+    /// list of name/value) or `wide` (a column per attribute, chosen as for CSV; list
+    /// columns for multi-values; typed columns from a --schema's Data-Type).
+    #[arg(long, value_name = "LAYOUT", default_value = "records", value_parser = Layout::ALL)]
+    pub parquet_layout: String,
+
+    /// Bearer token for an rdm output.
+    #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// RDM: gzip each POST (`Content-Encoding: gzip`, which the note allows and `soif
+    /// serve` accepts; another catalog server may not).
+    #[arg(long)]
+    pub gzip_posts: bool,
+}
+
+impl SinkArgs {
+    /// The configuration of the `--to` format.
+    pub fn config(&self) -> Result<SinkConfig, Error> {
+        let format = Format::parse(&self.to)
+            .ok_or_else(|| Error::Config(format!("unknown output format `{}`", self.to)))?;
+        let charset = parse_charset(&self.charset)?;
+        let output = self.output.clone();
+        Ok(match format {
+            Format::Jsonl => SinkConfig::Jsonl(jsonl::Config { output, charset }),
+            Format::Soif => SinkConfig::Soif(soif::Config { output }),
+            Format::Csv => SinkConfig::Csv(csv::Config {
+                output,
+                columns: self.columns.clone(),
+                list_separator: self.list_separator.clone(),
+                charset,
+                bom: self.bom,
+                schema: self.schema.clone(),
+            }),
+            Format::Rdfxml => SinkConfig::Rdfxml(rdfxml::Config {
+                output,
+                dcterms: self.dcterms,
+                charset,
+            }),
+            Format::Sqlite => SinkConfig::Sqlite(sqlite::Config {
+                output,
+                schema: self.schema.clone(),
+                charset,
+                batch_size: self.batch_size,
+            }),
+            Format::Rdm => SinkConfig::Rdm(rdm::Config {
+                output,
+                token: self.token.clone(),
+                batch_size: self.batch_size,
+                gzip_posts: self.gzip_posts,
+            }),
+            Format::Parquet => SinkConfig::Parquet(parquet::Config {
+                output,
+                compression: parse_compression(&self.compression)?,
+                parquet_layout: parse_layout(&self.parquet_layout)?,
+                columns: self.columns.clone(),
+                schema: self.schema.clone(),
+                charset,
+                list_separator: self.list_separator.clone(),
+            }),
+            Format::Arrow => SinkConfig::Arrow(arrow::Config { output }),
+            Format::Null => SinkConfig::Null(null::Config {}),
+        })
+    }
+}
+
+pub fn parse_charset(s: &str) -> Result<Charset, Error> {
+    match s {
+        "utf8" | "utf-8" => Ok(Charset::Utf8),
+        "latin1" | "latin-1" | "iso-8859-1" => Ok(Charset::Latin1),
+        other => Err(Error::Config(format!(
+            "unknown charset `{other}` (utf8 or latin1)"
+        ))),
+    }
+}
+
+pub fn parse_compression(s: &str) -> Result<Compression, Error> {
+    Compression::parse(s).ok_or_else(|| {
+        Error::Config(format!(
+            "unknown compression `{s}` ({})",
+            Compression::ALL.join(", ")
+        ))
+    })
+}
+
+pub fn parse_layout(s: &str) -> Result<Layout, Error> {
+    Layout::parse(s)
+        .ok_or_else(|| Error::Config(format!("unknown parquet layout `{s}` (records or wide)")))
+}
+
+/// `charset = "utf8" | "latin1"`.
+pub(crate) fn de_charset<'de, D: Deserializer<'de>>(d: D) -> Result<Charset, D::Error> {
+    let s = String::deserialize(d)?;
+    parse_charset(&s).map_err(serde::de::Error::custom)
+}
+
+/// `compression = "zstd" | "snappy" | "gzip" | "none"`.
+pub(crate) fn de_compression<'de, D: Deserializer<'de>>(d: D) -> Result<Compression, D::Error> {
+    let s = String::deserialize(d)?;
+    parse_compression(&s).map_err(serde::de::Error::custom)
+}
+
+/// `parquet_layout = "records" | "wide"`.
+pub(crate) fn de_layout<'de, D: Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
+    let s = String::deserialize(d)?;
+    parse_layout(&s).map_err(serde::de::Error::custom)
+}
+
+pub(crate) fn default_list_separator() -> String {
+    csv::DEFAULT_LIST_SEPARATOR.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink(toml_text: &str) -> Result<SinkConfig, String> {
+        toml::from_str(toml_text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_format_has_a_config_under_its_name() {
+        for name in Format::ALL {
+            let c = sink(&format!("format = \"{name}\"\n")).unwrap();
+            assert_eq!(c.format().as_str(), name);
+        }
+        assert_eq!(
+            sink("format = \"ndjson\"\n").unwrap().format(),
+            Format::Jsonl
+        );
+        assert_eq!(sink("format = \"rdf\"\n").unwrap().format(), Format::Rdfxml);
+        let e = sink("format = \"xml\"\n").unwrap_err();
+        assert!(e.contains("unknown format `xml` (one of jsonl, csv"), "{e}");
+    }
+
+    #[test]
+    fn a_key_of_another_format_is_an_error() {
+        let e = sink("format = \"jsonl\"\noutput = \"a\"\nbom = true\n").unwrap_err();
+        assert!(e.contains("a jsonl sink: unknown field `bom`"), "{e}");
+        let e = sink("format = \"csv\"\ngzip_posts = true\n").unwrap_err();
+        assert!(e.contains("gzip_posts"), "{e}");
+        let c = sink("format = \"csv\"\nbom = true\ncolumns = [\"Title\"]\n").unwrap();
+        let SinkConfig::Csv(c) = c else {
+            panic!("{c:?}")
+        };
+        assert!(c.bom);
+        assert_eq!(c.list_separator, "|");
+        let e = sink("format = \"parquet\"\ncompression = \"lz4\"\n").unwrap_err();
+        assert!(e.contains("unknown compression `lz4`"), "{e}");
+        let e = sink("format = \"jsonl\"\ncharset = \"ebcdic\"\n").unwrap_err();
+        assert!(e.contains("unknown charset `ebcdic`"), "{e}");
+    }
+
+    #[test]
+    fn the_command_line_makes_the_same_configs() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            sink: SinkArgs,
+        }
+        let from_cli = |args: &[&str]| {
+            Cli::try_parse_from([&["soif"], args].concat())
+                .unwrap()
+                .sink
+                .config()
+                .unwrap()
+        };
+        assert_eq!(
+            from_cli(&["--to", "csv", "-o", "a.csv", "--bom", "--columns", "A,B"]),
+            sink("format = \"csv\"\noutput = \"a.csv\"\nbom = true\ncolumns = [\"A\", \"B\"]\n")
+                .unwrap()
+        );
+        assert_eq!(
+            from_cli(&[
+                "--to",
+                "parquet",
+                "--compression",
+                "none",
+                "--parquet-layout",
+                "wide"
+            ]),
+            sink("format = \"parquet\"\ncompression = \"none\"\nparquet_layout = \"wide\"\n")
+                .unwrap()
+        );
+        // A flag that does not concern the format is not part of its configuration.
+        assert_eq!(
+            from_cli(&["--to", "jsonl", "--bom", "--charset", "latin1"]),
+            sink("format = \"jsonl\"\ncharset = \"latin1\"\n").unwrap()
+        );
+    }
+}
