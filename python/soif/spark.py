@@ -146,13 +146,13 @@ part names carry the job's unique id, so no other job's file can be in the way).
 from __future__ import annotations
 
 import dataclasses
-import glob as _glob
 import os
 import re
 import uuid
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import soif
+from soif import _soif
 
 try:
     from pyspark.sql.datasource import (
@@ -298,33 +298,15 @@ class _Options:
 
 def _local(path: str) -> Optional[str]:
     """``path`` as a local path (``file:`` URIs accepted), or None for a URI of another
-    scheme (a remote filesystem, see :func:`_remote_files`)."""
-    m = _SCHEME.match(path)
-    if m and len(m.group(1)) > 1:  # not a Windows drive letter
-        if m.group(1).lower() != "file":
-            return None
-        rest = path[len(m.group(0)) :]
-        if rest.startswith("//"):
-            rest = rest[2:]
-            if not rest.startswith("/"):  # file://host/path: the host is not ours to read
-                host, _, tail = rest.partition("/")
-                if host not in ("", "localhost"):
-                    raise ValueError(f"soif: {path}: a file: URI with a host ({host}) is not a local path")
-                rest = "/" + tail
-        return rest
-    return path
+    scheme (a remote filesystem, see :class:`_Remote`)."""
+    try:
+        return _soif.local_path(path)
+    except ValueError as e:
+        raise ValueError(f"soif: {e}") from None
 
 
 def _visible(name: str) -> bool:
     return not (name.startswith(".") or name.startswith("_"))
-
-
-def _dir_files(d: str, recursive: bool) -> List[str]:
-    out: List[str] = []
-    for root, dirs, files in os.walk(d):
-        dirs[:] = sorted(x for x in dirs if _visible(x)) if recursive else []
-        out.extend(os.path.join(root, f) for f in sorted(files) if _visible(f))
-    return sorted(out)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -499,7 +481,9 @@ def _glob_match(pattern: Sequence[str], segments: Sequence[str]) -> bool:
 def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[Any]:
     """The files to read for the paths given to ``load``, in order: a file as it is, a
     directory's visible files (sorted; recursively with ``recursive``), a glob's matches
-    (sorted; a directory among them expanded in turn).
+    (sorted; a directory among them expanded in turn). Local paths follow soif's path
+    rules with Spark's variant (``docs/inputs.md``); remote ones the same rules, listed
+    through ``pyarrow.fs``.
 
     A local path (or ``file:`` URI) gives a path string; a URI of another scheme
     (``s3://``, ``s3a://``, ``gs://``, ``hdfs://``, whatever
@@ -511,23 +495,15 @@ def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[Any]:
     """
     files: List[Any] = []
     for given in paths:
-        p = _local(str(given))
-        if p is None:
+        if _local(str(given)) is None:
             files.extend(_Remote(str(given)).files(recursive))
             continue
-        if _GLOB.search(p):
-            matches = sorted(_glob.glob(p, recursive=True))
-            if not matches:
-                raise FileNotFoundError(f"soif: no file matches the pattern {given}")
-        elif os.path.exists(p):
-            matches = [p]
-        else:
-            raise FileNotFoundError(f"soif: {given}: no such file or directory")
-        for m in matches:
-            if os.path.isdir(m):
-                files.extend(_dir_files(m, recursive))
-            else:
-                files.append(m)
+        # Local paths by soif's one set of path rules (soif_sources::paths in the
+        # repository), Spark's variant: the same as the JVM data source's.
+        try:
+            files.extend(_soif.expand_paths([str(given)], spark=True, recursive=recursive))
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"soif: {e}") from None
     return files
 
 

@@ -1,7 +1,5 @@
-//! Where a reader's bytes come from: paths and URLs through `soif_sources` (exactly as
-//! the CLI reads them: globs, directories, mapped files, decompression, HTTP, RDM
-//! catalogs), and two sources of the Python side's own: a `bytes` object and a binary
-//! file object.
+//! A source of the Python side's own: a binary file object (paths, URLs and `bytes`
+//! objects are read through `soif_reader`).
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -9,71 +7,12 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use soif_pipeline::source::{Input, InputData, Source};
 use soif_pipeline::Error;
-use soif_sources::decompress::{self, Compression, MAGIC_LEN};
+use soif_sources::decompress;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
-
-/// A `bytes` object as one input. Plain SOIF is decoded in place (records are slices of
-/// the object, nothing is copied); compressed data is decompressed as a stream.
-pub struct BytesInput {
-    name: Arc<str>,
-    data: Option<Bytes>,
-    len: u64,
-}
-
-impl BytesInput {
-    pub fn new(name: &str, data: PyBackedBytes) -> BytesInput {
-        let data = Bytes::from_owner(data);
-        BytesInput {
-            name: Arc::from(name),
-            len: data.len() as u64,
-            data: Some(data),
-        }
-    }
-}
-
-impl Source for BytesInput {
-    fn next_input(&mut self) -> BoxFuture<'_, Result<Option<Input>, Error>> {
-        let data = self.data.take();
-        let name = self.name.clone();
-        Box::pin(async move {
-            let Some(data) = data else { return Ok(None) };
-            let head = &data[..data.len().min(MAGIC_LEN)];
-            if Compression::detect(head) == Compression::None {
-                return Ok(Some(Input {
-                    name,
-                    data: InputData::Held {
-                        data,
-                        consumed: Box::new(|_| {}),
-                        range: None,
-                    },
-                }));
-            }
-            let (_, reader) = decompress::decompress(Box::new(std::io::Cursor::new(data)))
-                .await
-                .map_err(|e| Error::io(name.to_string(), e))?;
-            Ok(Some(Input {
-                name,
-                data: InputData::Soif(reader),
-            }))
-        })
-    }
-
-    fn bytes_read(&self) -> u64 {
-        if self.data.is_some() {
-            0
-        } else {
-            self.len
-        }
-    }
-
-    fn total_bytes(&self) -> Option<u64> {
-        Some(self.len)
-    }
-}
 
 /// A binary file object (anything with `read(n)` returning `bytes`) as one input,
 /// decompressed when its first bytes say so.

@@ -3,23 +3,20 @@
 //! The public API, its documentation and the `Record` class live in `soif/__init__.py`;
 //! this module holds what must be fast or must run without the GIL:
 //! - [`Reader`]: inputs → SOIF decoder → error policy → record batches in the Arrow
-//!   layout of `soif-arrow`, pulled one batch at a time ([`core`]), handed out as Arrow
-//!   PyCapsules ([`capsules`]) or as plain tuples for `soif.records`;
+//!   layout of `soif-arrow`, pulled one batch at a time (the reading loop of
+//!   `soif_reader`), handed out as Arrow PyCapsules ([`capsules`]) or as plain tuples
+//!   for `soif.records`;
 //! - [`Encoder`]: canonical SOIF (the project's encoder) from record tuples or from any
 //!   Arrow stream in the layout ([`normalize`] takes the types Polars and DuckDB give).
 
-mod batches;
 mod capsules;
-mod core;
 mod input;
 mod normalize;
 
-use crate::batches::{Batches, Extras};
-use crate::core::{Core, Counts, Failure, Policy, Row};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
@@ -28,6 +25,7 @@ use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::{DecoderOptions, SoifEncoder};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::source::{Rejection, Source};
+use soif_reader::{Batches, Core, Counts, Extras, Failure, Policy, Row};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -51,7 +49,7 @@ create_exception!(
     "Arrow data is not in soif's records layout (another layout or version, a missing column)."
 );
 
-/// Rows a batch holds at most by default (a batch also ends at `batches::BATCH_BYTES`).
+/// Rows a batch holds at most by default (a batch also ends at `soif_reader::BATCH_BYTES`).
 const DEFAULT_BATCH: usize = 4096;
 /// Canonical SOIF is handed to the destination in pieces of about this size.
 const WRITE_CHUNK: usize = 1 << 20;
@@ -261,7 +259,7 @@ impl Reader {
                         end_known,
                     }),
                 };
-                py.detach(|| core::path_source(&paths, spec, max_record_size))
+                py.detach(|| soif_reader::path_source(&paths, spec, max_record_size))
                     .map_err(|f| failure_error(py, f))?
             }
             (_, Some(_)) => return Err(PyValueError::new_err(
@@ -269,7 +267,10 @@ impl Reader {
             )),
             ("bytes", None) => {
                 let data: PyBackedBytes = source.extract()?;
-                Box::new(input::BytesInput::new(&name, data))
+                Box::new(soif_reader::BytesInput::new(
+                    &name,
+                    bytes::Bytes::from_owner(data),
+                ))
             }
             ("file", None) => Box::new(input::FileInput::new(&name, source.clone().unbind())),
             (other, None) => {
@@ -345,9 +346,9 @@ impl Reader {
         let core = &mut core.core;
         let result = py.detach(move || {
             let mut out = Vec::new();
-            core.fill(n, batches::BATCH_BYTES, |row| match row {
+            core.fill(n, soif_reader::BATCH_BYTES, |row| match row {
                 Row::Record(r) => {
-                    let size = batches::size(&r);
+                    let size = soif_reader::batches::size(&r);
                     out.push(r);
                     size
                 }
@@ -653,6 +654,44 @@ fn split(
     result.map_err(|e| failure_error(py, e.into()))
 }
 
+/// The files local paths name (a path, a directory, a glob, a `file:` URI), by soif's
+/// one set of path rules (`soif_sources::paths`): the CLI's (directories read
+/// recursively), or with `spark` Spark's (names starting with `_` skipped too,
+/// subdirectories only with `recursive`). A URI of another scheme is not found here.
+#[pyfunction]
+#[pyo3(signature = (paths, *, spark=false, recursive=true))]
+fn expand_paths(
+    py: Python<'_>,
+    paths: Vec<String>,
+    spark: bool,
+    recursive: bool,
+) -> PyResult<Vec<std::ffi::OsString>> {
+    use soif_sources::{PathError, PathRules};
+    let rules = if spark {
+        PathRules::spark(recursive)
+    } else {
+        PathRules {
+            recursive,
+            ..PathRules::CLI
+        }
+    };
+    match py.detach(|| soif_sources::expand_paths(&paths, rules)) {
+        Ok(files) => Ok(files.into_iter().map(PathBuf::into_os_string).collect()),
+        Err(e @ (PathError::NotFound(_) | PathError::NoMatch(_))) => {
+            Err(PyFileNotFoundError::new_err(e.to_string()))
+        }
+        Err(e @ PathError::Invalid { .. }) => Err(PyValueError::new_err(e.to_string())),
+        Err(PathError::Io(e)) => Err(failure_error(py, e.into())),
+    }
+}
+
+/// The local path of a `file:` URI, the path itself when it is no URI, None for a URI
+/// of another scheme (`soif_sources::paths::local_path`).
+#[pyfunction]
+fn local_path(path: &str) -> PyResult<Option<&str>> {
+    soif_sources::paths::local_path(path).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// `soif.split`'s default split size: 128 MiB (Spark's own default for files).
 const DEFAULT_SPLIT_SIZE: u64 = 128 << 20;
 
@@ -681,5 +720,7 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_SPLIT_SIZE", DEFAULT_SPLIT_SIZE)?;
     m.add_function(wrap_pyfunction!(layout_schema, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(local_path, m)?)?;
     Ok(())
 }

@@ -1,16 +1,17 @@
 //! Local inputs: files, directories, globs and stdin.
 //!
 //! [`expand`] turns what the user typed into the list of inputs to read, in a stable
-//! order: a directory is read recursively with its files sorted by path (hidden files
-//! and directories, whose names start with `.`, are left out); a pattern with `*`, `?` or
-//! `[` is a glob whose matches are sorted; `-` is stdin; `http://`, `https://`,
-//! `x-catalog://` (an RDM catalog, see [`crate::catalog`]) and `oai+http(s)://` (an OAI-PMH
-//! repository, see [`crate::oai`]) are URLs. No inputs at all means stdin.
+//! order: `-` is stdin; `http://`, `https://`, `x-catalog://` (an RDM catalog, see
+//! [`crate::catalog`]) and `oai+http(s)://` (an OAI-PMH repository, see [`crate::oai`])
+//! are URLs; everything else is a local file, directory or glob, expanded by the rules
+//! of [`crate::paths`] (directories read recursively, hidden names left out:
+//! [`PathRules::CLI`]). No inputs at all means stdin.
 
 use crate::decompress::{Compression, MAGIC_LEN};
 use crate::input::InputSpec;
+use crate::paths::{expand_one, PathRules};
 use soif_pipeline::Error;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Expands inputs as typed into concrete inputs (see the module doc).
@@ -28,57 +29,13 @@ pub fn expand(inputs: &[String]) -> Result<Vec<InputSpec>, Error> {
             || crate::oai::is_oai(input)
         {
             out.push(InputSpec::Url(input.clone()));
-        } else if Path::new(input).is_dir() {
-            let mut files = Vec::new();
-            walk(Path::new(input), &mut files)?;
-            files.sort();
-            out.extend(files.into_iter().map(InputSpec::File));
-        } else if input.contains(['*', '?', '[']) && !Path::new(input).exists() {
-            let paths = glob::glob(input)
-                .map_err(|e| Error::Config(format!("bad glob pattern {input:?}: {e}")))?;
-            let mut files = Vec::new();
-            for p in paths {
-                let p = p.map_err(|e| {
-                    let path = e.path().to_path_buf();
-                    Error::io_path(&path, e.into())
-                })?;
-                if p.is_dir() {
-                    walk(&p, &mut files)?;
-                } else {
-                    files.push(p);
-                }
-            }
-            if files.is_empty() {
-                return Err(Error::Config(format!("no input matches {input:?}")));
-            }
-            files.sort();
-            out.extend(files.into_iter().map(InputSpec::File));
         } else {
-            let path = PathBuf::from(input);
-            // Checked now so a typo fails before anything is written.
-            std::fs::metadata(&path).map_err(|e| Error::io_path(&path, e))?;
-            out.push(InputSpec::File(path));
+            let mut files = Vec::new();
+            expand_one(input, PathRules::CLI, &mut files)?;
+            out.extend(files.into_iter().map(InputSpec::File));
         }
     }
     Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io_path(dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io_path(dir, e))?;
-        if entry.file_name().as_encoded_bytes().starts_with(b".") {
-            continue;
-        }
-        let path = entry.path();
-        let kind = entry.file_type().map_err(|e| Error::io_path(&path, e))?;
-        if kind.is_dir() {
-            walk(&path, out)?;
-        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// A plain file mapped into memory: the bytes to decode in place, and what to tell as

@@ -1,6 +1,7 @@
 //! soif sources: where records come from.
 //!
-//! [`InputSource`] reads a list of inputs — files, directories and globs ([`file`]),
+//! [`InputSource`] reads a list of inputs — files, directories and globs ([`file`], by
+//! the path rules of [`paths`], which every front end shares),
 //! stdin, `http(s)://` URLs ([`http`]), RDM catalogs ([`catalog`]: `x-catalog://`, or an
 //! `http(s)://` URL whose reply is `application/x-rdm`), OAI-PMH repositories ([`oai`]:
 //! `oai+http(s)://`) — one after the other as one stream, implementing
@@ -43,11 +44,13 @@ pub mod jsonl;
 mod notices;
 pub mod oai;
 pub mod parquet;
+pub mod paths;
 pub mod range;
 
 pub use file::expand;
 pub use input::InputSpec;
 pub use notices::Notices;
+pub use paths::{expand_paths, PathError, PathRules};
 pub use tempfile::TempPath;
 
 use decompress::Reader;

@@ -103,7 +103,7 @@ fn directories_and_globs_are_read_sorted_as_one_stream() {
         2,
         "a glob that matches nothing is a usage error"
     );
-    assert!(stderr(&out).contains("no input matches"));
+    assert!(stderr(&out).contains(&format!("no file matches the pattern {nothing}")));
 }
 
 #[test]

@@ -13,35 +13,25 @@
 //! the handle until the next call, which is what Spark's `PartitionReader` contract asks
 //! of a reader: a batch is used before `next()` is called again.
 //!
-//! The reading loop is the Python module's (`python/src/core.rs`, `batches.rs`): the same
-//! sources, decoder options, error policies, fast path and batches, compiled in here
-//! rather than copied.
+//! The reading loop is the Python module's (`soif_reader`): the same sources, decoder
+//! options, error policies, fast path and batches.
 //!
 //! ```text
 //! Native.open(path, range…, options) -> handle
 //! Native.next(handle, descriptors)   -> rows (-1 at the end), descriptors filled
 //! Native.close(handle)
 //! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
+//! Native.expand(paths, recursive)     -> the files, by soif's path rules (Spark's variant)
 //! ```
 
-// Shared with the Python module, which uses all of them; the policies and calls only it
-// needs (quarantine, `soif.records`' rows) are left unused here.
-#[allow(dead_code)]
-#[path = "../../../python/src/batches.rs"]
-mod batches;
-#[allow(dead_code)]
-#[path = "../../../python/src/core.rs"]
-mod core;
-
-use crate::batches::{Batches, Extras};
-use crate::core::{path_source, Core, Counts, Failure, Policy};
 use arrow_array::{Array, RecordBatch};
 use arrow_data::ArrayData;
-use jni::objects::{JClass, JLongArray, JString};
-use jni::sys::{jboolean, jint, jlong, jlongArray, JNI_TRUE};
+use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::DecoderOptions;
+use soif_reader::{path_source, Batches, Core, Counts, Extras, Failure, Policy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -66,7 +56,11 @@ impl From<Failure> for Thrown {
 
 /// Runs `f`, turning an error or a panic into a Java exception (a panic must not unwind
 /// into the JVM) and returning `default` then.
-fn guard<T>(env: &mut JNIEnv, default: T, f: impl FnOnce(&mut JNIEnv) -> Result<T, Thrown>) -> T {
+fn guard<T>(
+    env: &mut JNIEnv<'_>,
+    default: T,
+    f: impl FnOnce(&mut JNIEnv<'_>) -> Result<T, Thrown>,
+) -> T {
     let result = catch_unwind(AssertUnwindSafe(|| f(env)));
     let thrown = match result {
         Ok(Ok(v)) => return v,
@@ -90,7 +84,7 @@ fn guard<T>(env: &mut JNIEnv, default: T, f: impl FnOnce(&mut JNIEnv) -> Result<
     default
 }
 
-fn string(env: &mut JNIEnv, s: &JString) -> Result<String, Thrown> {
+fn string(env: &mut JNIEnv<'_>, s: &JString<'_>) -> Result<String, Thrown> {
     env.get_string(s)
         .map(Into::into)
         .map_err(|e| Thrown("java/lang/IllegalArgumentException", e.to_string()))
@@ -328,5 +322,46 @@ pub extern "system" fn Java_org_soif_spark_Native_split<'l>(
         env.set_long_array_region(&array, 0, &flat)
             .map_err(|e| Thrown("java/lang/IllegalStateException", e.to_string()))?;
         Ok(array.into_raw())
+    })
+}
+
+/// The files `paths` name, by soif's path rules with Spark's variant (names starting
+/// with `.` or `_` skipped in directories, subdirectories only when `recursive`): the
+/// same code as the Python data source's and the CLI's (`soif_sources::paths`). A path
+/// not found, or a glob that matches nothing, throws `java.io.FileNotFoundException`.
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_expand<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    paths: JObjectArray<'l>,
+    recursive: jboolean,
+) -> jobjectArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let jvm = |e: jni::errors::Error| Thrown("java/lang/IllegalStateException", e.to_string());
+        let n = env.get_array_length(&paths).map_err(jvm)?;
+        let mut given = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let p = JString::from(env.get_object_array_element(&paths, i).map_err(jvm)?);
+            given.push(string(env, &p)?);
+        }
+        let rules = soif_sources::PathRules::spark(recursive == JNI_TRUE);
+        let files = soif_sources::expand_paths(&given, rules).map_err(|e| match e {
+            soif_sources::PathError::NotFound(_) | soif_sources::PathError::NoMatch(_) => {
+                Thrown("java/io/FileNotFoundException", format!("soif: {e}"))
+            }
+            soif_sources::PathError::Invalid { .. } => {
+                Thrown("java/lang/IllegalArgumentException", format!("soif: {e}"))
+            }
+            soif_sources::PathError::Io(e) => Thrown("java/io/IOException", e.to_string()),
+        })?;
+        let out = env
+            .new_object_array(files.len() as i32, "java/lang/String", JObject::null())
+            .map_err(jvm)?;
+        for (i, f) in files.iter().enumerate() {
+            let s = env.new_string(f.to_string_lossy()).map_err(jvm)?;
+            env.set_object_array_element(&out, i as i32, s)
+                .map_err(jvm)?;
+        }
+        Ok(out.into_raw())
     })
 }

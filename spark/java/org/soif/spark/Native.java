@@ -38,4 +38,12 @@ final class Native {
 
     /** The splits of a plain file in {@code parts} ranges of about equal size: {@code [start, end, firstRecord, envelope, endKnown]*}. */
     static native long[] split(String path, long parts, boolean lenient, long maxRecordSize);
+
+    /**
+     * The files the paths name, by soif's path rules with Spark's variant (see
+     * docs/inputs.md): the same code as the Python data source's.
+     *
+     * @throws java.io.FileNotFoundException a path not found, a glob that matches nothing
+     */
+    static native String[] expand(String[] paths, boolean recursive) throws java.io.IOException;
 }

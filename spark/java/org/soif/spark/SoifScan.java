@@ -72,7 +72,7 @@ final class SoifScan implements Scan, Batch {
     public InputPartition[] planInputPartitions() {
         List<InputPartition> parts = new ArrayList<>();
         try {
-            for (String path : Paths.expand(paths(options), opts.recursive)) {
+            for (String path : Native.expand(paths(options).toArray(new String[0]), opts.recursive)) {
                 if (Paths.compressed(path)) {
                     parts.add(new SoifPartition(path));
                     continue;

@@ -1,20 +1,17 @@
-//! The reading loop behind `soif.read` and `soif.records`: inputs → SOIF decoder →
-//! error policy → records, pulled one batch at a time by the caller.
+//! The reading loop: inputs → SOIF decoder → error policy → records, pulled one batch
+//! at a time by the caller.
 //!
 //! It is the engine's decode stage (`soif_pipeline::engine`) without the threads: the
 //! caller asks for the next batch, and the loop reads, decodes and applies the policy on
 //! the caller's thread until the batch is full. Memory is one batch plus what the decoder
 //! holds (one record and its read buffer), whatever the input's size. The loop is plain
-//! Rust (no Python objects), so the module runs it with the GIL released.
+//! Rust (no Python or Java objects), so the Python module runs it with the GIL released.
 //!
-//! For `soif.read`, [`Core::fill_chunk`] gathers a batch's worth: objects of an input held
+//! For a batch, [`Core::fill_chunk`] gathers a batch's worth: objects of an input held
 //! whole stay ranges of it ([`Placed`], the fast path, also with the `_corrupt_record`
-//! and `_source` columns), other inputs' records and (`on_error="column"`) bad records
+//! and `_source` columns), other inputs' records and ([`Policy::Column`]) bad records
 //! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
 //! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
-//!
-//! This file is also compiled into soif's JVM data source for Spark (`spark/native`,
-//! through `#[path]`), whose reader is this same loop: keep it free of Python types.
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -22,9 +19,9 @@ use soif_arrow::Spans;
 use soif_codecs::soif::split::{decode_range, RangeSpec};
 use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, ObjectSpans, SoifDecoder};
 use soif_codecs::Record;
+use soif_pipeline::quarantine::QuarantineFile;
 use soif_pipeline::source::{InputData, Rejection, Source};
 use soif_pipeline::Error;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -84,7 +81,7 @@ pub enum Row {
     Corrupt(Box<Corrupt>),
 }
 
-/// Why reading stopped, for the Python side's exceptions.
+/// Why reading stopped, for the front ends' exceptions.
 #[derive(Debug, Clone)]
 pub enum Failure {
     /// A record was rejected under `on_error="fail"`.
@@ -115,8 +112,8 @@ impl From<Error> for Failure {
     }
 }
 
-/// The counts of a read, shared with the Python object so they stay readable once the
-/// reader itself has been handed to pyarrow, Polars or DuckDB.
+/// The counts of a read, shared with the front end's object (the Python reader keeps
+/// them readable once the reader itself has been handed to pyarrow, Polars or DuckDB).
 #[derive(Debug, Default)]
 pub struct Counts {
     pub records_in: AtomicU64,
@@ -192,7 +189,7 @@ pub struct Core {
     feed: Option<Feed>,
     decoder: DecoderOptions,
     policy: Policy,
-    quarantine: Option<std::io::BufWriter<std::fs::File>>,
+    quarantine: Option<QuarantineFile>,
     counts: Arc<Counts>,
     /// A failure met while a batch was being filled: the batch is handed out first.
     pending: Option<Failure>,
@@ -220,11 +217,13 @@ impl Core {
                 message: format!("starting the I/O runtime: {e}"),
             })?;
         let quarantine = match &policy {
-            Policy::Quarantine(path) => Some(std::io::BufWriter::new(
-                std::fs::File::create(path).map_err(|e| Failure::Io {
+            // Created by the first rejected record, as the CLI's: a read that rejects
+            // nothing leaves no file (and removes an earlier read's).
+            Policy::Quarantine(path) => {
+                Some(QuarantineFile::open(path).map_err(|e| Failure::Io {
                     message: format!("quarantine {}: {e}", path.display()),
-                })?,
-            )),
+                })?)
+            }
             _ => None,
         };
         Ok(Core {
@@ -425,7 +424,7 @@ impl Core {
             Policy::Skip | Policy::Column => {}
             Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
                 (Some(raw), Some(q)) => {
-                    q.write_all(raw).map_err(|e| Failure::Io {
+                    q.write(raw).map_err(|e| Failure::Io {
                         message: format!("writing the quarantine: {e}"),
                     })?;
                     bump(&self.counts.quarantined);
@@ -678,3 +677,205 @@ impl Placed {
 /// reader builds batches from them on worker threads: the batches in flight (at most
 /// three chunks of about 8 MB) and some room.
 const IN_PLACE_LAG: u64 = 32 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::BytesInput;
+    use std::io::Write;
+
+    /// Three records, the second with a value size past its value.
+    const WITH_BAD: &[u8] = b"@FILE { http://a/\nTitle{1}:\tA\n}\n\n\
+@FILE { http://b/\nTitle{99}:\tB\n}\n\n\
+@FILE { http://c/\nTitle{1}:\tC\n}\n";
+
+    fn core(data: &'static [u8], policy: Policy) -> (Core, Arc<Counts>) {
+        let counts = Arc::new(Counts::default());
+        let source = Box::new(BytesInput::new("t.soif", Bytes::from_static(data)));
+        let core = Core::new(source, DecoderOptions::default(), policy, counts.clone())
+            .expect("a reader of bytes");
+        (core, counts)
+    }
+
+    /// Every row of the read, `fill` one call after another (`max` rows each).
+    fn rows(core: &mut Core, max: usize) -> (Vec<String>, Option<Failure>) {
+        let mut out = Vec::new();
+        loop {
+            let mut got = Vec::new();
+            match core.fill(max, usize::MAX, |row| {
+                got.push(match row {
+                    Row::Record(r) => String::from_utf8_lossy(&r.url).into_owned(),
+                    Row::Corrupt(c) => format!("corrupt: {}", c.rejection.message),
+                });
+                1
+            }) {
+                Ok(0) => return (out, None),
+                Ok(n) => {
+                    assert!(n <= max.max(1), "{n} rows for at most {max}");
+                    out.extend(got);
+                }
+                Err(f) => {
+                    out.extend(got);
+                    return (out, Some(f));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn skip_drops_the_bad_record_and_counts_it() {
+        let (mut core, counts) = core(WITH_BAD, Policy::Skip);
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/", "http://c/"]);
+        assert!(failure.is_none());
+        assert_eq!(counts.records_in.load(Ordering::Relaxed), 3);
+        assert_eq!(counts.records_out.load(Ordering::Relaxed), 2);
+        assert_eq!(counts.rejected.load(Ordering::Relaxed), 1);
+        let errors = counts.errors.lock().expect("errors");
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].position.record, 2, "{}", errors[0].message);
+    }
+
+    #[test]
+    fn fail_hands_out_what_came_before_then_the_rejection() {
+        let (mut core, counts) = core(WITH_BAD, Policy::Fail);
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/"]);
+        match failure {
+            Some(Failure::Decode(r)) => {
+                assert_eq!(r.position.record, 2);
+                assert!(r.message.contains("t.soif"), "{}", r.message);
+            }
+            other => panic!("expected a decode failure, got {other:?}"),
+        }
+        // The read is over: nothing more, and no second failure.
+        assert_eq!(core.fill(10, usize::MAX, |_| 1).ok(), Some(0));
+        assert_eq!(counts.rejected.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn column_keeps_the_bad_record_as_a_row_in_its_place() {
+        let (mut core, counts) = core(WITH_BAD, Policy::Column);
+        let (rows, failure) = rows(&mut core, 10);
+        assert!(failure.is_none());
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0], "http://a/");
+        assert!(rows[1].starts_with("corrupt: "), "{}", rows[1]);
+        assert_eq!(rows[2], "http://c/");
+        assert_eq!(counts.rejected.load(Ordering::Relaxed), 1);
+        assert_eq!(counts.records_out.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn quarantine_writes_the_bad_record_s_bytes() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("bad.soif");
+        let (mut core, counts) = core(WITH_BAD, Policy::Quarantine(path.clone()));
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/", "http://c/"]);
+        assert!(failure.is_none());
+        assert_eq!(counts.quarantined.load(Ordering::Relaxed), 1);
+        let kept = std::fs::read(&path).expect("the quarantine file");
+        assert!(
+            kept.starts_with(b"@FILE { http://b/"),
+            "{}",
+            String::from_utf8_lossy(&kept)
+        );
+        assert!(!kept.windows(9).any(|w| w == b"http://a/"));
+        // Nothing rejected: no file (an earlier read's is removed).
+        let (mut core, _) = self::core(b"@FILE { http://a/\n}\n", Policy::Quarantine(path.clone()));
+        let (urls, _) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/"]);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn fill_stops_at_its_row_and_byte_bounds() {
+        let (mut core, _) = core(WITH_BAD, Policy::Skip);
+        // One row per call, whatever `max` says, once the bytes are reached.
+        let mut calls = 0;
+        loop {
+            let n = core.fill(10, 1, |_| 1).expect("no failure under skip");
+            if n == 0 {
+                break;
+            }
+            assert_eq!(n, 1);
+            calls += 1;
+        }
+        assert_eq!(calls, 2);
+        let (mut core, _) = self::core(WITH_BAD, Policy::Skip);
+        let (urls, _) = rows(&mut core, 1);
+        assert_eq!(urls.len(), 2);
+    }
+
+    #[test]
+    fn a_range_is_read_from_one_path_only() {
+        let spec = RangeSpec {
+            start: 0,
+            end: 1,
+            first_record: 0,
+            envelope: None,
+            end_known: false,
+        };
+        let err = path_source(&["a".into(), "b".into()], Some(spec), 1 << 20)
+            .err()
+            .expect("two paths and a range");
+        assert!(
+            matches!(&err, Failure::Config(m) if m.contains("one path")),
+            "{err:?}"
+        );
+    }
+
+    /// Many records in a file, split in parts at object boundaries: each part read by
+    /// its range, in order, gives the records of the whole file, each once, numbered as
+    /// in the whole file.
+    #[test]
+    fn the_ranges_of_a_file_s_splits_read_its_records_once() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("many.soif");
+        let mut data = Vec::new();
+        for i in 0..200 {
+            if i == 150 {
+                data.extend_from_slice(b"@FILE { http://bad/\nTitle{999}:\tx\n}\n\n");
+            }
+            write!(
+                data,
+                "@FILE {{ http://r/{i}\nTitle{{{}}}:\tRecord {i}\n}}\n\n",
+                format!("Record {i}").len()
+            )
+            .expect("writing to a Vec");
+        }
+        std::fs::write(&path, &data).expect("the input file");
+        let opts = DecoderOptions::default();
+        let splits: Vec<_> =
+            soif_sources::range::splits(&path, opts.clone(), soif_sources::range::By::Parts(4))
+                .expect("splits")
+                .collect();
+        assert!(splits.len() > 1, "{} splits", splits.len());
+        let name = path.to_string_lossy().into_owned();
+        let mut urls = Vec::new();
+        let mut rejected = Vec::new();
+        for s in &splits {
+            let spec = RangeSpec {
+                start: s.start,
+                end: s.end,
+                first_record: s.first_record,
+                envelope: s.envelope.as_ref().map(|e| e.offset),
+                end_known: s.end_known,
+            };
+            let source = path_source(std::slice::from_ref(&name), Some(spec), 1 << 20)
+                .expect("a range source");
+            let counts = Arc::new(Counts::default());
+            let mut core =
+                Core::new(source, opts.clone(), Policy::Skip, counts.clone()).expect("a reader");
+            let (got, failure) = rows(&mut core, 64);
+            assert!(failure.is_none(), "{failure:?}");
+            urls.extend(got);
+            rejected.extend(counts.errors.lock().expect("errors").iter().cloned());
+        }
+        let expected: Vec<String> = (0..200).map(|i| format!("http://r/{i}")).collect();
+        assert_eq!(urls, expected);
+        assert_eq!(rejected.len(), 1);
+        assert_eq!(rejected[0].position.record, 151, "{}", rejected[0].message);
+    }
+}

@@ -23,11 +23,8 @@
 //! good good good BAD BAD good good    (objects of a mapped file, on_error="column")
 //! [Spans: 3 rows][Rows: 2][Spans: 2]  (three batches; read as a stream: one batch)
 //! ```
-//!
-//! This file is also compiled into soif's JVM data source for Spark (`spark/native`,
-//! through `#[path]`), whose reader is this same loop: keep it free of Python types.
 
-use crate::core::{Chunk, Core, Corrupt, Failure, Placed, Row};
+use crate::read::{Chunk, Core, Corrupt, Failure, Placed, Row};
 use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_buffer::NullBufferBuilder;
@@ -428,5 +425,129 @@ impl Batches {
 fn stopped() -> Failure {
     Failure::Io {
         message: "a batch-building thread stopped (a bug: please report it)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::BytesInput;
+    use crate::read::{Counts, Policy};
+    use arrow_array::cast::AsArray;
+    use soif_codecs::soif::DecoderOptions;
+
+    /// `n` records, the one at `bad` (0-based) with a value size past its value.
+    fn soif(n: usize, bad: Option<usize>) -> bytes::Bytes {
+        let mut out = String::new();
+        for i in 0..n {
+            let size = if Some(i) == bad { 999 } else { 1 };
+            out.push_str(&format!(
+                "@FILE {{ http://r/{i}\nTitle{{{size}}}:\tx\n}}\n\n"
+            ));
+        }
+        bytes::Bytes::from(out)
+    }
+
+    fn batches(data: bytes::Bytes, policy: Policy, batch_size: usize, extras: Extras) -> Batches {
+        let source = Box::new(BytesInput::new("t.soif", data));
+        let core = Core::new(
+            source,
+            DecoderOptions::default(),
+            policy,
+            Arc::new(Counts::default()),
+        )
+        .expect("a reader of bytes");
+        Batches::new(core, batch_size, extras)
+    }
+
+    fn all(mut b: Batches) -> Vec<RecordBatch> {
+        let mut out = Vec::new();
+        while let Some(batch) = b.next_batch().expect("no failure") {
+            out.push(batch);
+        }
+        out
+    }
+
+    fn urls(batches: &[RecordBatch]) -> Vec<String> {
+        let mut out = Vec::new();
+        for b in batches {
+            let view = soif_arrow::BatchView::new(b).expect("the layout");
+            for i in 0..b.num_rows() {
+                match view.record(i) {
+                    Ok(r) => out.push(String::from_utf8_lossy(&r.url).into_owned()),
+                    Err(_) => out.push(String::new()),
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_batch_holds_at_most_batch_size_rows() {
+        let got = all(batches(soif(10, None), Policy::Fail, 3, Extras::default()));
+        let sizes: Vec<usize> = got.iter().map(|b| b.num_rows()).collect();
+        assert_eq!(sizes, [3, 3, 3, 1]);
+        let expected: Vec<String> = (0..10).map(|i| format!("http://r/{i}")).collect();
+        assert_eq!(urls(&got), expected);
+        assert_eq!(got[0].schema(), Extras::default().schema());
+    }
+
+    #[test]
+    fn the_column_policy_adds_corrupt_rows_in_their_place() {
+        let extras = Extras {
+            corrupt: true,
+            source: true,
+        };
+        let got = all(batches(soif(5, Some(2)), Policy::Column, 100, extras));
+        let rows: usize = got.iter().map(|b| b.num_rows()).sum();
+        assert_eq!(rows, 5);
+        // In order: the good records in place, the bad one as a row, the rest in place.
+        let mut corrupt = Vec::new();
+        let mut offsets = Vec::new();
+        for b in &got {
+            assert_eq!(b.schema(), extras.schema());
+            let c = b.column_by_name("_corrupt_record").expect("the column");
+            let c = c.as_struct();
+            let s = b.column_by_name("_source").expect("the column").as_struct();
+            let at = s.column(1).as_primitive::<arrow_array::types::Int64Type>();
+            for i in 0..b.num_rows() {
+                corrupt.push(c.is_valid(i));
+                offsets.push(at.value(i));
+            }
+        }
+        assert_eq!(corrupt, [false, false, true, false, false]);
+        // Good records at their `@`, the bad one where its error is (past its start).
+        let good = [offsets[0], offsets[1], offsets[3], offsets[4]];
+        assert_eq!(good[0], 0);
+        assert!(good.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
+        assert!(offsets[2] > offsets[1], "{offsets:?}");
+    }
+
+    #[test]
+    fn a_failure_comes_after_the_batches_before_it() {
+        let mut b = batches(soif(6, Some(4)), Policy::Fail, 2, Extras::default());
+        let mut rows = 0;
+        let failure = loop {
+            match b.next_batch() {
+                Ok(Some(batch)) => rows += batch.num_rows(),
+                Ok(None) => panic!("the read ended without its failure"),
+                Err(f) => break f,
+            }
+        };
+        assert_eq!(rows, 4);
+        assert!(matches!(failure, Failure::Decode(_)), "{failure:?}");
+        assert!(b.next_batch().expect("nothing more").is_none());
+    }
+
+    #[test]
+    fn size_is_the_record_s_bytes_when_kept() {
+        let mut r = Record {
+            url: bytes::Bytes::from_static(b"http://x/"),
+            ..Record::default()
+        };
+        let parts = size(&r);
+        assert!(parts >= 9);
+        r.raw = Some(bytes::Bytes::from_static(b"0123456789"));
+        assert_eq!(size(&r), 10);
     }
 }

@@ -1,0 +1,413 @@
+//! Which files a list of local paths names: the one path expansion of every front end —
+//! the CLI and pipeline files (through [`crate::expand`], which adds stdin and URLs),
+//! `soif.read`, Spark's Python data source and its JVM one.
+//!
+//! The rules, for each path in turn (the files of each path sorted, the paths in the
+//! order given):
+//!
+//! - **A path that exists** is read as it is, even if its name holds `*`, `?` or `[`.
+//! - **A directory** gives its files, sorted by path. Names starting with `.` (hidden
+//!   files and directories) are left out; under [`PathRules::spark`] so are names
+//!   starting with `_` (Spark's `_SUCCESS`, `_temporary/`), as Spark's own file sources
+//!   do. Subdirectories are read when [`PathRules::recursive`] is set: always for the CLI
+//!   and `soif.read`, with `recursiveFileLookup` for Spark.
+//! - **A glob**, a path that does not exist and holds `*`, `?` or `[`: `*` and `?` match
+//!   within one name, `[abc]`, `[a-z]` and `[!abc]` one character of it, and `**` (a
+//!   whole component) any number of directories, none included, so `dumps/**/*.soif` is
+//!   every `.soif` file under `dumps/` and `dumps/**` is `dumps/` and every directory
+//!   under it (whose files are then read). A name starting with `.` is matched only by a pattern component that
+//!   starts with `.` (`dumps/.*.soif`). The matches are sorted; a directory among them
+//!   gives its files as above. A glob that matches nothing is an error
+//!   ([`PathError::NoMatch`]).
+//! - **A `file:` URI** (`file:///data/a.soif`, `file:/data/a.soif`,
+//!   `file://localhost/data`) is its local path; one naming another host is an error.
+//! - Anything else that does not exist is an error ([`PathError::NotFound`]).
+//!
+//! Symbolic links to files are read; links to directories are not followed inside a
+//! directory (a loop cannot make a read endless), only when given or matched.
+
+use soif_pipeline::Error;
+use std::path::{Path, PathBuf};
+
+/// How paths are expanded: see the [module documentation](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathRules {
+    /// Read a directory's subdirectories too.
+    pub recursive: bool,
+    /// Leave out names starting with `_` in directories (Spark's file sources' rule).
+    pub spark: bool,
+}
+
+impl PathRules {
+    /// The CLI's, pipeline files' and `soif.read`'s rules: directories read recursively,
+    /// only hidden names left out.
+    pub const CLI: PathRules = PathRules {
+        recursive: true,
+        spark: false,
+    };
+
+    /// Spark's rules: directories read recursively only with `recursiveFileLookup`,
+    /// names starting with `.` or `_` left out.
+    pub fn spark(recursive: bool) -> PathRules {
+        PathRules {
+            recursive,
+            spark: true,
+        }
+    }
+
+    /// Whether a name found in a directory is read.
+    fn keeps(&self, name: &[u8]) -> bool {
+        !(name.starts_with(b".") || (self.spark && name.starts_with(b"_")))
+    }
+}
+
+/// Why paths could not be expanded.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// A path that does not exist (and is no glob).
+    #[error("{0}: no such file or directory")]
+    NotFound(String),
+    /// A glob that matches no file.
+    #[error("no file matches the pattern {0}")]
+    NoMatch(String),
+    /// A glob that cannot be read (`a**`, an unclosed `[`), or a `file:` URI of
+    /// another host.
+    #[error("{given}: {reason}")]
+    Invalid { given: String, reason: String },
+    /// A directory could not be listed.
+    #[error(transparent)]
+    Io(Error),
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Error {
+        match e {
+            PathError::NotFound(given) => Error::io(
+                given,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+            ),
+            PathError::Io(e) => e,
+            other => Error::Config(other.to_string()),
+        }
+    }
+}
+
+/// The local path of a `file:` URI, `path` itself when it is no URI, `None` for a URI of
+/// another scheme (`s3://`, `http://`; a one-letter scheme is a Windows drive).
+pub fn local_path(path: &str) -> Result<Option<&str>, PathError> {
+    let scheme_len = path
+        .find(':')
+        .filter(|&n| {
+            n > 1
+                && path[..n].starts_with(|c: char| c.is_ascii_alphabetic())
+                && path[..n]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+        })
+        .unwrap_or(0);
+    if scheme_len == 0 {
+        return Ok(Some(path));
+    }
+    if !path[..scheme_len].eq_ignore_ascii_case("file") {
+        return Ok(None);
+    }
+    let rest = &path[scheme_len + 1..];
+    let Some(authority) = rest.strip_prefix("//") else {
+        return Ok(Some(rest));
+    };
+    if authority.starts_with('/') {
+        return Ok(Some(authority));
+    }
+    let (host, tail) = authority.split_at(authority.find('/').unwrap_or(authority.len()));
+    if host.is_empty() || host == "localhost" {
+        return Ok(Some(if tail.is_empty() { "/" } else { tail }));
+    }
+    Err(PathError::Invalid {
+        given: path.to_string(),
+        reason: format!("a file: URI with a host ({host}) is not a local path"),
+    })
+}
+
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '['])
+}
+
+/// The files `paths` name, by `rules` (see the [module documentation](self)). Each is a
+/// local path or a `file:` URI; a URI of another scheme is [`PathError::NotFound`] (the
+/// front ends handle theirs before).
+pub fn expand_paths(paths: &[String], rules: PathRules) -> Result<Vec<PathBuf>, PathError> {
+    let mut out = Vec::new();
+    for given in paths {
+        expand_one(given, rules, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The files of one path, appended to `out`.
+pub fn expand_one(given: &str, rules: PathRules, out: &mut Vec<PathBuf>) -> Result<(), PathError> {
+    let not_found = || PathError::NotFound(given.to_string());
+    let local = local_path(given)?.ok_or_else(not_found)?;
+    let path = Path::new(local);
+    if path.is_dir() {
+        return dir_files(path, rules, out);
+    }
+    // `symlink_metadata`: a dangling link is there (its read then says what is wrong).
+    if path.symlink_metadata().is_ok() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    if !is_glob(local) {
+        return Err(not_found());
+    }
+    let invalid = |e: glob::PatternError| PathError::Invalid {
+        given: given.to_string(),
+        reason: format!("not a valid pattern: {e}"),
+    };
+    // The walk matches hidden names too (the glob crate's walk drops every hidden name
+    // when asked not to, even for a pattern component that starts with `.`); the match
+    // of the whole path then applies the rule.
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    let mut patterns = vec![local];
+    // A last `**` includes the directory it starts from (the crate's walk has only
+    // those under it).
+    if let Some(parent) = local.strip_suffix("/**") {
+        patterns.push(if parent.is_empty() { "/" } else { parent });
+    } else if local == "**" {
+        patterns.push(".");
+    }
+    let mut found = Vec::new();
+    for p in patterns {
+        let matches = glob::glob_with(p, options).map_err(invalid)?;
+        let pattern = glob::Pattern::new(p).map_err(invalid)?;
+        let strict = glob::MatchOptions {
+            require_literal_leading_dot: true,
+            ..options
+        };
+        for m in matches {
+            let m = m.map_err(|e| {
+                let dir = e.path().to_path_buf();
+                PathError::Io(Error::io_path(&dir, e.into()))
+            })?;
+            if pattern.matches_path_with(&m, strict) {
+                found.push(m);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(PathError::NoMatch(given.to_string()));
+    }
+    found.sort();
+    found.dedup();
+    let mut files = Vec::new();
+    for m in found {
+        if m.is_dir() {
+            dir_files(&m, rules, &mut files)?;
+        } else {
+            files.push(m);
+        }
+    }
+    // A file both matched and found in a matched directory is read once.
+    files.sort();
+    files.dedup();
+    out.extend(files);
+    Ok(())
+}
+
+/// A directory's files by `rules`, sorted, appended to `out`.
+fn dir_files(dir: &Path, rules: PathRules, out: &mut Vec<PathBuf>) -> Result<(), PathError> {
+    let mut files = Vec::new();
+    walk(dir, rules, &mut files).map_err(PathError::Io)?;
+    files.sort();
+    out.extend(files);
+    Ok(())
+}
+
+fn walk(dir: &Path, rules: PathRules, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io_path(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io_path(dir, e))?;
+        if !rules.keeps(entry.file_name().as_encoded_bytes()) {
+            continue;
+        }
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|e| Error::io_path(&path, e))?;
+        if kind.is_dir() {
+            if rules.recursive {
+                walk(&path, rules, out)?;
+            }
+        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree with hidden names, Spark's `_` names and subdirectories.
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for d in ["sub/deeper", ".hidden", "_temporary"] {
+            std::fs::create_dir_all(dir.path().join(d)).expect("a directory");
+        }
+        for f in [
+            "a.soif",
+            "b.soif",
+            "_skip.soif",
+            "_SUCCESS",
+            ".dot.soif",
+            "sub/c.soif",
+            "sub/deeper/d.soif",
+            ".hidden/e.soif",
+            "_temporary/f.soif",
+        ] {
+            std::fs::write(dir.path().join(f), b"").expect("a file");
+        }
+        dir
+    }
+
+    /// The files `given` (relative to `root`) names, relative to `root`.
+    fn names(root: &Path, given: &str, rules: PathRules) -> Vec<String> {
+        let path = root.join(given).to_string_lossy().into_owned();
+        expand_paths(&[path], rules)
+            .expect("expanded")
+            .into_iter()
+            .map(|p| {
+                p.strip_prefix(root)
+                    .expect("under the root")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_directory_by_each_front_end_s_rules() {
+        let t = tree();
+        let root = t.path();
+        assert_eq!(
+            names(root, "", PathRules::CLI),
+            [
+                "_SUCCESS",
+                "_skip.soif",
+                "_temporary/f.soif",
+                "a.soif",
+                "b.soif",
+                "sub/c.soif",
+                "sub/deeper/d.soif"
+            ]
+        );
+        assert_eq!(
+            names(root, "", PathRules::spark(false)),
+            ["a.soif", "b.soif"]
+        );
+        assert_eq!(
+            names(root, "", PathRules::spark(true)),
+            ["a.soif", "b.soif", "sub/c.soif", "sub/deeper/d.soif"]
+        );
+    }
+
+    #[test]
+    fn globs_match_names_and_directories() {
+        let t = tree();
+        let root = t.path();
+        let spark = PathRules::spark(false);
+        // `*` matches `_` names (only directories' listings skip them) but not hidden ones.
+        assert_eq!(
+            names(root, "*.soif", spark),
+            ["_skip.soif", "a.soif", "b.soif"]
+        );
+        assert_eq!(names(root, ".*.soif", spark), [".dot.soif"]);
+        assert_eq!(
+            names(root, "**/*.soif", spark),
+            [
+                "_skip.soif",
+                "_temporary/f.soif",
+                "a.soif",
+                "b.soif",
+                "sub/c.soif",
+                "sub/deeper/d.soif"
+            ]
+        );
+        // `dir/**`: the directories, whose files are read by the rules.
+        assert_eq!(
+            names(root, "sub/**", spark),
+            ["sub/c.soif", "sub/deeper/d.soif"]
+        );
+        assert_eq!(
+            names(root, "**", PathRules::spark(false)),
+            [
+                "_temporary/f.soif",
+                "a.soif",
+                "b.soif",
+                "sub/c.soif",
+                "sub/deeper/d.soif"
+            ]
+        );
+        assert_eq!(names(root, "s?b/[cd].soif", spark), ["sub/c.soif"]);
+        assert_eq!(names(root, "sub/[!c]*", spark), ["sub/deeper/d.soif"]);
+    }
+
+    #[test]
+    fn what_is_not_there_is_an_error_naming_it() {
+        let t = tree();
+        let missing = t.path().join("missing.soif").to_string_lossy().into_owned();
+        let e = expand_paths(std::slice::from_ref(&missing), PathRules::CLI).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{missing}: no such file or directory")
+        );
+        let pattern = t
+            .path()
+            .join("nothing-*.soif")
+            .to_string_lossy()
+            .into_owned();
+        let e = expand_paths(std::slice::from_ref(&pattern), PathRules::CLI).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("no file matches the pattern {pattern}")
+        );
+        assert!(matches!(Error::from(e), Error::Config(_)));
+        let bad = t.path().join("a**.soif").to_string_lossy().into_owned();
+        let e = expand_paths(std::slice::from_ref(&bad), PathRules::CLI).unwrap_err();
+        assert!(e.to_string().contains("not a valid pattern"), "{e}");
+    }
+
+    #[test]
+    fn an_existing_name_with_glob_characters_is_read_as_it_is() {
+        let t = tree();
+        std::fs::write(t.path().join("odd[1].soif"), b"").expect("a file");
+        assert_eq!(
+            names(t.path(), "odd[1].soif", PathRules::CLI),
+            ["odd[1].soif"]
+        );
+    }
+
+    #[test]
+    fn file_uris_are_local_paths() {
+        assert_eq!(local_path("file:///data/a").unwrap(), Some("/data/a"));
+        assert_eq!(local_path("file:/data/a").unwrap(), Some("/data/a"));
+        assert_eq!(local_path("FILE://localhost/data").unwrap(), Some("/data"));
+        assert_eq!(local_path("file://").unwrap(), Some("/"));
+        assert_eq!(local_path("data/a.soif").unwrap(), Some("data/a.soif"));
+        assert_eq!(local_path("C:\\data").unwrap(), Some("C:\\data"));
+        assert_eq!(local_path("s3://bucket/a").unwrap(), None);
+        let e = local_path("file://host/data").unwrap_err();
+        assert!(
+            e.to_string().contains("a file: URI with a host (host)"),
+            "{e}"
+        );
+        let t = tree();
+        let uri = format!("file://{}", t.path().join("a.soif").display());
+        assert_eq!(
+            expand_paths(&[uri], PathRules::CLI).unwrap(),
+            [t.path().join("a.soif")]
+        );
+    }
+}
