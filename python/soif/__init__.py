@@ -59,6 +59,7 @@ import re
 from typing import (
     IO,
     Any,
+    Dict,
     Iterable,
     Iterator,
     List,
@@ -109,7 +110,6 @@ DEFAULT_SPLIT_SIZE: int = _soif.DEFAULT_SPLIT_SIZE
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Sequence[Any]]
 
-_ON_ERROR = ("fail", "skip", "quarantine", "column")
 
 
 class Split(NamedTuple):
@@ -151,7 +151,7 @@ def split(
     size: Optional[int] = None,
     parts: Optional[int] = None,
     lenient: bool = False,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    max_record_size: Union[int, str] = DEFAULT_MAX_RECORD_SIZE,
 ) -> List[Split]:
     """The byte ranges of a plain SOIF file that decode independently, in order.
 
@@ -191,8 +191,7 @@ def split(
         os.fspath(path),
         size=None if size is None else int(size),
         parts=None if parts is None else int(parts),
-        lenient=bool(lenient),
-        max_record_size=int(max_record_size),
+        options=[("lenient", _option_text(lenient)), ("max_record_size", _option_text(max_record_size))],
     )
     return [Split(*t) for t in got]
 
@@ -218,22 +217,39 @@ def _range_arg(range: Any, first_record: int) -> Optional[Tuple[int, int, int, O
     return (start, end, first, None, False)
 
 
+def _option_text(value: Any) -> str:
+    """A keyword argument's value as the option text soif's option code reads."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
 def _native_reader(
     source: Any,
-    lenient: bool,
-    max_record_size: int,
-    on_error: str,
+    lenient: Any,
+    max_record_size: Any,
+    on_error: Any,
     quarantine: Any,
-    batch_size: Optional[int],
+    batch_size: Any,
     range: Any = None,
     first_record: int = 0,
-    source_column: bool = False,
+    source_column: Any = False,
+    extra: Optional[Dict[str, Any]] = None,
 ) -> Any:
-    if on_error not in _ON_ERROR:
-        raise ValueError(f'on_error must be "fail", "skip", "quarantine" or "column", not {on_error!r}')
-    rng = _range_arg(range, first_record)
+    # Every option goes, as text, to soif's one option code (the CLI's, pipeline files'
+    # and Spark's): the same sizes, names and errors.
+    given = dict(lenient=lenient, max_record_size=max_record_size, on_error=on_error)
     if quarantine is not None:
-        quarantine = os.fspath(quarantine)
+        given["quarantine"] = quarantine
+    if batch_size is not None:
+        given["batch_size"] = batch_size
+    if source_column:
+        given["source_column"] = source_column
+    given.update(extra or {})
+    options = [(k, _option_text(v)) for k, v in given.items() if v is not None]
+    rng = _range_arg(range, first_record)
     if isinstance(source, (bytes, bytearray, memoryview)):
         kind, name, data = "bytes", "<bytes>", bytes(source)
     elif isinstance(source, (str, os.PathLike)):
@@ -255,18 +271,7 @@ def _native_reader(
             "source must be a path, a URL, a list of them, bytes or a binary file object, "
             f"not {type(source).__name__}"
         )
-    return _soif._Reader(
-        kind,
-        data,
-        name,
-        lenient=bool(lenient),
-        max_record_size=int(max_record_size),
-        on_error=on_error,
-        quarantine=quarantine,
-        batch_size=batch_size,
-        range=rng,
-        source_column=bool(source_column),
-    )
+    return _soif._Reader(kind, data, name, options=options, range=rng)
 
 
 class _Counts:
@@ -437,13 +442,14 @@ def read(
     source: Source,
     *,
     lenient: bool = False,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    max_record_size: Union[int, str] = DEFAULT_MAX_RECORD_SIZE,
     on_error: str = "fail",
     quarantine: Union[str, "os.PathLike[str]", None] = None,
     batch_size: Optional[int] = None,
     range: Union[Split, Tuple[int, int], None] = None,
     first_record: int = 0,
     source_column: bool = False,
+    **options: Any,
 ) -> Reader:
     """Streams the records of ``source`` as Arrow record batches in soif's layout.
 
@@ -453,8 +459,10 @@ def read(
     :param lenient: repair what legacy data is known to carry (a space for the tab after
         ``:``, byte counts broken by CRLF conversion, ``{x}`` sizes); ``repaired`` counts
         the records repaired.
-    :param max_record_size: the largest object accepted, in bytes (default 64 MiB); a
-        larger declared size is rejected before anything is allocated for it.
+    :param max_record_size: the largest object accepted (default 64 MiB): a number of
+        bytes, or a size as the CLI takes it (``"64MB"`` = 64,000,000 bytes,
+        ``"64MiB"`` = 2^26); a larger declared size is rejected before anything is
+        allocated for it.
     :param on_error: ``"fail"`` (raise :class:`DecodeError` at the first bad record, after
         the batches before it), ``"skip"`` (count it, keep it in ``errors``, go on),
         ``"quarantine"`` (as skip, and append its original bytes to ``quarantine``) or
@@ -479,6 +487,10 @@ def read(
         the input (as named in the source) and the byte offset where the record starts
         (for a bad record, where its error is). For a plain file that is the offset in
         the file; for a compressed one, in the decompressed stream.
+    :param options: the other source options, by the names the CLI's pipeline files
+        use (``format``, ``mmap``). Every option is read by soif's one option code (that
+        of the CLI, pipeline files and Spark), so an unknown or malformed one is a
+        :class:`ValueError` with the same text as there.
 
     Columns: the layout's, then ``_corrupt_record``, then ``_source``; all nullable.
 
@@ -500,6 +512,7 @@ def read(
             range,
             first_record,
             source_column,
+            options,
         )
     )
 
@@ -508,11 +521,12 @@ def records(
     source: Source,
     *,
     lenient: bool = False,
-    max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
+    max_record_size: Union[int, str] = DEFAULT_MAX_RECORD_SIZE,
     on_error: str = "fail",
     quarantine: Union[str, "os.PathLike[str]", None] = None,
     range: Union[Split, Tuple[int, int], None] = None,
     first_record: int = 0,
+    **options: Any,
 ) -> RecordReader:
     """Streams the records of ``source`` as :class:`Record` objects (no Arrow needed).
 
@@ -526,7 +540,9 @@ def records(
     if on_error == "column":
         raise ValueError('on_error="column" is for soif.read (rows); soif.records yields good records only')
     return RecordReader(
-        _native_reader(source, lenient, max_record_size, on_error, quarantine, None, range, first_record)
+        _native_reader(
+            source, lenient, max_record_size, on_error, quarantine, None, range, first_record, extra=options
+        )
     )
 
 

@@ -1,6 +1,6 @@
 """Type stubs of soif._soif, the native module (the public API is in soif/__init__.py)."""
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 LAYOUT: str
 LAYOUT_VERSION: str
@@ -29,13 +29,8 @@ class _Reader:
         source: Any,
         name: str,
         *,
-        lenient: bool,
-        max_record_size: int,
-        on_error: str,
-        quarantine: Optional[str],
-        batch_size: Optional[int],
+        options: Sequence[Tuple[str, str]],
         range: Optional[Tuple[int, int, int, Optional[int], bool]] = None,
-        source_column: bool = False,
     ) -> None: ...
     def __arrow_c_schema__(self) -> Any: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
@@ -83,8 +78,8 @@ def split(
     *,
     size: Optional[int] = None,
     parts: Optional[int] = None,
-    lenient: bool = False,
-    max_record_size: int = ...,
+    options: Sequence[Tuple[str, str]] = ...,
 ) -> List[Tuple[int, int, int, Optional[int], bool]]: ...
 def expand_paths(paths: Sequence[str], *, spark: bool = False, recursive: bool = True) -> List[str]: ...
 def local_path(path: str) -> Optional[str]: ...
+def spark_options(options: Sequence[Tuple[str, str]]) -> Dict[str, Any]: ...

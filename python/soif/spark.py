@@ -89,7 +89,10 @@ Partitions are planned on the driver:
 Each task yields ``pyarrow.RecordBatch``\\ es straight from the decoder (no Python parsing,
 no per-row Python objects).
 
-Options (names as Spark's own file sources spell them, case-insensitive):
+Options (names as Spark's own file sources spell them, case-insensitive; parsed by soif's
+one option code, the JVM data source's, the Python package's and the CLI's, so sizes mean
+the same everywhere — ``64MB`` is 64,000,000 bytes, ``64MiB`` 2^26 — and an unknown or
+malformed option is an error naming it):
 
 =========================== =================================================================
 option                      meaning
@@ -188,28 +191,12 @@ ABORT_GRACE_SECONDS: float = 4.0
 #: The name of the source column (``includeSource``).
 SOURCE: str = "_source"
 
-_MODES = {"PERMISSIVE": "column", "DROPMALFORMED": "skip", "FAILFAST": "fail"}
 
 # The first bytes of the compressed formats soif's decoder recognises (the same test as
 # soif.read's): gzip, bzip2, xz, zstd.
 _MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 _GLOB = re.compile(r"[*?\[]")
-_SCHEME = re.compile(r"\A([A-Za-z][A-Za-z0-9+.-]*):")
-_SIZE = re.compile(r"\A\s*(\d+)\s*([A-Za-z]*)\s*\Z")
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 10**3,
-    "kb": 10**3,
-    "kib": 1 << 10,
-    "m": 10**6,
-    "mb": 10**6,
-    "mib": 1 << 20,
-    "g": 10**9,
-    "gb": 10**9,
-    "gib": 1 << 30,
-}
 
 
 #: The name this data source takes when soif's JVM data source owns ``soif`` (see
@@ -236,32 +223,6 @@ def register(spark: Any) -> None:
 # -- options -------------------------------------------------------------------------------
 
 
-def _bool(options: Dict[str, str], key: str, default: bool = False) -> bool:
-    v = options.get(key)
-    if v is None:
-        return default
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes"):
-        return True
-    if s in ("false", "0", "no"):
-        return False
-    raise ValueError(f"soif: option {key}={v!r}: expected true or false")
-
-
-def _size(options: Dict[str, str], key: str, default: int) -> int:
-    v = options.get(key)
-    if v is None:
-        return default
-    m = _SIZE.match(str(v))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _UNITS:
-        raise ValueError(f"soif: option {key}={v!r}: expected a size in bytes (e.g. 134217728, 128MiB, 64MB)")
-    n = int(m.group(1)) * _UNITS[unit]
-    if n <= 0:
-        raise ValueError(f"soif: option {key}={v!r}: must be positive")
-    return n
-
-
 @dataclasses.dataclass(frozen=True)
 class _Options:
     """The reader's options, parsed once on the driver (and pickled to the executors)."""
@@ -273,23 +234,21 @@ class _Options:
     split_size: int
     include_source: bool
     recursive: bool
-    batch_size: Optional[int]
+    batch_size: int
 
     @classmethod
     def parse(cls, options: Dict[str, str]) -> "_Options":
-        mode = str(options.get("mode", "PERMISSIVE")).strip().upper()
-        if mode not in _MODES:
-            raise ValueError(f"soif: option mode={mode!r}: expected PERMISSIVE, DROPMALFORMED or FAILFAST")
-        batch = options.get("batchSize")
+        """Spark's options, parsed by soif's option code (the JVM data source's too)."""
+        o = _soif.spark_options([(str(k), str(v)) for k, v in options.items()])
         return cls(
-            on_error=_MODES[mode],
-            corrupt_column=str(options.get("columnNameOfCorruptRecord", CORRUPT_RECORD)),
-            lenient=_bool(options, "lenient"),
-            max_record_size=_size(options, "maxRecordSize", soif.DEFAULT_MAX_RECORD_SIZE),
-            split_size=_size(options, "splitSize", DEFAULT_SPLIT_SIZE),
-            include_source=_bool(options, "includeSource"),
-            recursive=_bool(options, "recursiveFileLookup"),
-            batch_size=None if batch is None else _size(options, "batchSize", 0),
+            on_error=o["on_error"],
+            corrupt_column=o["corrupt_column"],
+            lenient=o["lenient"],
+            max_record_size=o["max_record_size"],
+            split_size=o["split_size"],
+            include_source=o["include_source"],
+            recursive=o["recursive"],
+            batch_size=o["batch_size"],
         )
 
 

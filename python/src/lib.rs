@@ -22,10 +22,10 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyCapsule, PyList, PyString, PyTuple};
 use soif_arrow::{BatchView, LayoutError as ArrowLayoutError};
 use soif_codecs::soif::split::RangeSpec;
-use soif_codecs::soif::{DecoderOptions, SoifEncoder};
+use soif_codecs::soif::SoifEncoder;
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_pipeline::source::{Rejection, Source};
-use soif_reader::{Batches, Core, Counts, Extras, Failure, Policy, Row};
+use soif_reader::{Batches, Core, Counts, Extras, Failure, Policy, ReadOptions, Row};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -49,8 +49,6 @@ create_exception!(
     "Arrow data is not in soif's records layout (another layout or version, a missing column)."
 );
 
-/// Rows a batch holds at most by default (a batch also ends at `soif_reader::BATCH_BYTES`).
-const DEFAULT_BATCH: usize = 4096;
 /// Canonical SOIF is handed to the destination in pieces of about this size.
 const WRITE_CHUNK: usize = 1 << 20;
 
@@ -173,24 +171,6 @@ struct Reader {
     schema: SchemaRef,
 }
 
-fn parse_policy(on_error: &str, quarantine: Option<PathBuf>) -> PyResult<Policy> {
-    match (on_error, quarantine) {
-        ("fail", None) => Ok(Policy::Fail),
-        ("skip", None) => Ok(Policy::Skip),
-        ("column", None) => Ok(Policy::Column),
-        ("quarantine", Some(p)) => Ok(Policy::Quarantine(p)),
-        ("quarantine", None) => Err(PyValueError::new_err(
-            "on_error=\"quarantine\" needs quarantine=PATH",
-        )),
-        ("fail" | "skip" | "column", Some(_)) => Err(PyValueError::new_err(
-            "quarantine=PATH goes with on_error=\"quarantine\"",
-        )),
-        (other, _) => Err(PyValueError::new_err(format!(
-            "on_error must be \"fail\", \"skip\", \"quarantine\" or \"column\", not {other:?}"
-        ))),
-    }
-}
-
 impl Reader {
     fn lock(&self) -> MutexGuard<'_, Option<Batches>> {
         // A panic while the lock was held leaves the reader unusable, not the process.
@@ -204,37 +184,24 @@ impl Reader {
     /// `range` (one plain file only): `(start, end, first_record, envelope, end_known)`,
     /// a split as `split` returns it.
     #[new]
-    #[pyo3(signature = (kind, source, name, *, lenient, max_record_size, on_error, quarantine, batch_size, range=None, source_column=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kind, source, name, *, options, range=None))]
     fn new(
         kind: &str,
         source: &Bound<'_, PyAny>,
         name: String,
-        lenient: bool,
-        max_record_size: usize,
-        on_error: &str,
-        quarantine: Option<PathBuf>,
-        batch_size: Option<usize>,
+        options: Vec<(String, String)>,
         range: Option<(u64, u64, u64, Option<u64>, bool)>,
-        source_column: bool,
     ) -> PyResult<Reader> {
         let py = source.py();
-        let policy = parse_policy(on_error, quarantine)?;
-        if max_record_size == 0 {
-            return Err(PyValueError::new_err("max_record_size must be positive"));
-        }
-        let batch_size = match batch_size {
-            Some(0) => return Err(PyValueError::new_err("batch_size must be positive")),
-            Some(n) => n,
-            None => DEFAULT_BATCH,
-        };
-        let mut decoder = DecoderOptions::with_max_record_size(max_record_size);
-        if lenient {
-            decoder = decoder.lenient();
-        }
+        // The keyword arguments, as strings, through soif's one option code.
+        let opts =
+            ReadOptions::from_pairs(options).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let decoder = soif_reader::decoder_options(&opts.source);
+        let policy = opts.policy.clone();
+        let batch_size = opts.batch_size;
         let extras = Extras {
             corrupt: policy == Policy::Column,
-            source: source_column,
+            source: opts.source_column,
         };
         let src: Box<dyn Source> = match (kind, range) {
             ("paths", range) => {
@@ -259,7 +226,7 @@ impl Reader {
                         end_known,
                     }),
                 };
-                py.detach(|| soif_reader::path_source(&paths, spec, max_record_size))
+                py.detach(|| soif_reader::path_source(&paths, spec, &opts.source))
                     .map_err(|f| failure_error(py, f))?
             }
             (_, Some(_)) => return Err(PyValueError::new_err(
@@ -612,15 +579,14 @@ impl Encoder {
 /// The splits of a plain SOIF file (see `soif.split`): `(start, end, first_record,
 /// envelope, end_known)` tuples, found by the boundary pass with the GIL released.
 #[pyfunction]
-#[pyo3(signature = (path, *, size=None, parts=None, lenient=false, max_record_size=soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE))]
+#[pyo3(signature = (path, *, size=None, parts=None, options=Vec::new()))]
 #[allow(clippy::type_complexity)]
 fn split(
     py: Python<'_>,
     path: PathBuf,
     size: Option<u64>,
     parts: Option<u64>,
-    lenient: bool,
-    max_record_size: usize,
+    options: Vec<(String, String)>,
 ) -> PyResult<Vec<(u64, u64, u64, Option<u64>, bool)>> {
     use soif_sources::range::By;
     let by = match (size, parts) {
@@ -631,11 +597,10 @@ fn split(
         (None, None) => By::Size(DEFAULT_SPLIT_SIZE),
         (Some(_), Some(_)) => return Err(PyValueError::new_err("give size= or parts=, not both")),
     };
-    if max_record_size == 0 {
-        return Err(PyValueError::new_err("max_record_size must be positive"));
-    }
-    let mut opts = DecoderOptions::with_max_record_size(max_record_size);
-    opts.lenient = lenient;
+    // `lenient` and `max_record_size`, as `soif.read` takes them.
+    let source = soif_options::SourceOptions::from_pairs(options)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let opts = soif_reader::decoder_options(&source);
     let result = py.detach(|| {
         soif_sources::range::splits(&path, opts, by).map(|splits| {
             splits
@@ -692,6 +657,31 @@ fn local_path(path: &str) -> PyResult<Option<&str>> {
     soif_sources::paths::local_path(path).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Spark's read options (`(key, value)` pairs as given), parsed by soif's option code
+/// (`soif_options::SparkOptions`, the JVM data source's too), as a dict: `on_error`
+/// (`column`, `skip` or `fail`), `corrupt_column`, `lenient`, `max_record_size`,
+/// `split_size`, `include_source`, `recursive`, `batch_size`, `paths`. An unknown or
+/// malformed option is a ValueError with the shared message.
+#[pyfunction]
+fn spark_options<'py>(
+    py: Python<'py>,
+    options: Vec<(String, String)>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let o = soif_options::SparkOptions::from_pairs(options)
+        .map_err(|e| PyValueError::new_err(format!("soif: {e}")))?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("on_error", o.policy.name())?;
+    d.set_item("corrupt_column", o.corrupt_column)?;
+    d.set_item("lenient", o.source.lenient)?;
+    d.set_item("max_record_size", o.source.max_record_size.as_u64())?;
+    d.set_item("split_size", o.split_size.as_u64())?;
+    d.set_item("include_source", o.include_source)?;
+    d.set_item("recursive", o.recursive)?;
+    d.set_item("batch_size", o.batch_size)?;
+    d.set_item("paths", o.paths)?;
+    Ok(d)
+}
+
 /// `soif.split`'s default split size: 128 MiB (Spark's own default for files).
 const DEFAULT_SPLIT_SIZE: u64 = 128 << 20;
 
@@ -713,7 +703,7 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_MAX_RECORD_SIZE",
         soif_codecs::soif::DEFAULT_MAX_RECORD_SIZE,
     )?;
-    m.add("DEFAULT_BATCH_SIZE", DEFAULT_BATCH)?;
+    m.add("DEFAULT_BATCH_SIZE", soif_reader::DEFAULT_BATCH_SIZE)?;
     m.add_class::<Reader>()?;
     m.add_class::<Batch>()?;
     m.add_class::<Encoder>()?;
@@ -722,5 +712,6 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(expand_paths, m)?)?;
     m.add_function(wrap_pyfunction!(local_path, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_options, m)?)?;
     Ok(())
 }

@@ -14,15 +14,19 @@
 //! - [`batches`]: the record batches of the loop in the Arrow layout of `soif-arrow`
 //!   (with the `_corrupt_record` and `_source` columns when asked for), built on worker
 //!   threads;
-//! - [`input`]: bytes held in memory as an input.
+//! - [`input`]: bytes held in memory as an input;
+//! - [`options`]: the options of a read as the front ends hand them over (a flat map of
+//!   strings), parsed by `soif-options`.
 //!
 //! It holds no Python or Java types: the front ends wrap it (`python/src/lib.rs`,
 //! `spark/native/src/lib.rs`).
 
 pub mod batches;
 pub mod input;
+pub mod options;
 pub mod read;
 
 pub use batches::{Batches, Extras, BATCH_BYTES};
 pub use input::BytesInput;
+pub use options::{decoder_options, ReadOptions, DEFAULT_BATCH_SIZE};
 pub use read::{path_source, Core, Corrupt, Counts, Failure, Policy, Row, MAX_ERRORS};

@@ -35,15 +35,9 @@ const READ_SPARE: usize = 256 * 1024;
 /// Rejections kept for `Reader.errors` (the counts go on past it).
 pub const MAX_ERRORS: usize = 1000;
 
-/// What to do with a record that cannot be read (docs/contract.md#bad-input).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Policy {
-    Fail,
-    Skip,
-    Quarantine(PathBuf),
-    /// A bad record becomes a row of its own ([`Row::Corrupt`]): Spark's PERMISSIVE mode.
-    Column,
-}
+/// What to do with a record that cannot be read (docs/contract.md#bad-input): the one
+/// error policy of every front end ([`Policy::Column`]: a bad record becomes a row of its own, [`Row::Corrupt`]).
+pub use soif_options::ErrorPolicy as Policy;
 
 /// A record that could not be read, as a row (`on_error="column"`).
 #[derive(Debug, Clone)]
@@ -161,7 +155,7 @@ enum Feed {
 pub fn path_source(
     paths: &[String],
     range: Option<RangeSpec>,
-    max_record_size: usize,
+    options: &soif_options::SourceOptions,
 ) -> Result<Box<dyn Source>, Failure> {
     if let (Some(spec), [path]) = (range, paths) {
         return Ok(Box::new(soif_sources::range::RangeSource::new(
@@ -176,7 +170,9 @@ pub fn path_source(
     }
     let specs = soif_sources::expand(paths)?;
     let opts = soif_sources::SourceOptions {
-        max_record_size,
+        format: options.format,
+        max_record_size: usize::try_from(options.max_record_size.as_u64()).unwrap_or(usize::MAX),
+        mmap: options.mmap,
         ..soif_sources::SourceOptions::default()
     };
     Ok(Box::new(soif_sources::InputSource::new(specs, opts)))
@@ -817,9 +813,13 @@ mod tests {
             envelope: None,
             end_known: false,
         };
-        let err = path_source(&["a".into(), "b".into()], Some(spec), 1 << 20)
-            .err()
-            .expect("two paths and a range");
+        let err = path_source(
+            &["a".into(), "b".into()],
+            Some(spec),
+            &soif_options::SourceOptions::default(),
+        )
+        .err()
+        .expect("two paths and a range");
         assert!(
             matches!(&err, Failure::Config(m) if m.contains("one path")),
             "{err:?}"
@@ -863,8 +863,12 @@ mod tests {
                 envelope: s.envelope.as_ref().map(|e| e.offset),
                 end_known: s.end_known,
             };
-            let source = path_source(std::slice::from_ref(&name), Some(spec), 1 << 20)
-                .expect("a range source");
+            let source = path_source(
+                std::slice::from_ref(&name),
+                Some(spec),
+                &soif_options::SourceOptions::default(),
+            )
+            .expect("a range source");
             let counts = Arc::new(Counts::default());
             let mut core =
                 Core::new(source, opts.clone(), Policy::Skip, counts.clone()).expect("a reader");

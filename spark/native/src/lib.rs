@@ -22,6 +22,7 @@
 //! Native.close(handle)
 //! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
 //! Native.expand(paths, recursive)     -> the files, by soif's path rules (Spark's variant)
+//! Native.options(keys, values)        -> Spark's options parsed by soif's option code
 //! ```
 
 use arrow_array::{Array, RecordBatch};
@@ -31,6 +32,7 @@ use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::DecoderOptions;
+use soif_options::ErrorPolicy;
 use soif_reader::{path_source, Batches, Core, Counts, Extras, Failure, Policy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -168,7 +170,12 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
         } else {
             None
         };
-        let source = path_source(&[path], range, decoder.max_record_size)?;
+        let source_options = soif_options::SourceOptions {
+            lenient: decoder.lenient,
+            max_record_size: soif_options::ByteSize::b(decoder.max_record_size as u64),
+            ..soif_options::SourceOptions::default()
+        };
+        let source = path_source(&[path], range, &source_options)?;
         let extras = Extras {
             corrupt: policy == Policy::Column,
             source: source_column == JNI_TRUE,
@@ -337,13 +344,7 @@ pub extern "system" fn Java_org_soif_spark_Native_expand<'l>(
     recursive: jboolean,
 ) -> jobjectArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
-        let jvm = |e: jni::errors::Error| Thrown("java/lang/IllegalStateException", e.to_string());
-        let n = env.get_array_length(&paths).map_err(jvm)?;
-        let mut given = Vec::with_capacity(n as usize);
-        for i in 0..n {
-            let p = JString::from(env.get_object_array_element(&paths, i).map_err(jvm)?);
-            given.push(string(env, &p)?);
-        }
+        let given = strings(env, &paths)?;
         let rules = soif_sources::PathRules::spark(recursive == JNI_TRUE);
         let files = soif_sources::expand_paths(&given, rules).map_err(|e| match e {
             soif_sources::PathError::NotFound(_) | soif_sources::PathError::NoMatch(_) => {
@@ -354,14 +355,91 @@ pub extern "system" fn Java_org_soif_spark_Native_expand<'l>(
             }
             soif_sources::PathError::Io(e) => Thrown("java/io/IOException", e.to_string()),
         })?;
-        let out = env
-            .new_object_array(files.len() as i32, "java/lang/String", JObject::null())
-            .map_err(jvm)?;
-        for (i, f) in files.iter().enumerate() {
-            let s = env.new_string(f.to_string_lossy()).map_err(jvm)?;
-            env.set_object_array_element(&out, i as i32, s)
-                .map_err(jvm)?;
-        }
-        Ok(out.into_raw())
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect();
+        string_array(env, names.iter().map(String::as_str))
     })
+}
+
+/// Spark's read options, `keys[i]` = `values[i]` as given, parsed by soif's option code
+/// (`soif_options::SparkOptions`, the Python data source's too): `[mode (0 FAILFAST,
+/// 1 DROPMALFORMED, 2 PERMISSIVE), corrupt column, lenient, maxRecordSize, splitSize,
+/// includeSource, recursiveFileLookup, batchSize]` as strings. An unknown or malformed
+/// option throws `IllegalArgumentException` with the shared message.
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_options<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    keys: JObjectArray<'l>,
+    values: JObjectArray<'l>,
+) -> jobjectArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let keys = strings(env, &keys)?;
+        let values = strings(env, &values)?;
+        let o = soif_options::SparkOptions::from_pairs(keys.into_iter().zip(values))
+            .map_err(|e| Thrown("java/lang/IllegalArgumentException", format!("soif: {e}")))?;
+        let mode = match o.policy {
+            ErrorPolicy::Fail => 0,
+            ErrorPolicy::Skip => 1,
+            ErrorPolicy::Column => 2,
+            // Not one of Spark's modes: `from_pairs` never gives it.
+            ErrorPolicy::Quarantine(_) => {
+                return Err(Thrown(
+                    "java/lang/IllegalArgumentException",
+                    "soif: Spark has no quarantine mode".into(),
+                ))
+            }
+        };
+        let out = [
+            mode.to_string(),
+            o.corrupt_column,
+            o.source.lenient.to_string(),
+            o.source.max_record_size.as_u64().to_string(),
+            o.split_size.as_u64().to_string(),
+            o.include_source.to_string(),
+            o.recursive.to_string(),
+            o.batch_size.to_string(),
+        ];
+        string_array(env, out.iter().map(String::as_str))
+    })
+}
+
+/// A Java `String[]`'s strings.
+fn strings(env: &mut JNIEnv<'_>, array: &JObjectArray<'_>) -> Result<Vec<String>, Thrown> {
+    let n = env.get_array_length(array).map_err(jvm_error)?;
+    let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+    for i in 0..n {
+        let s = JString::from(env.get_object_array_element(array, i).map_err(jvm_error)?);
+        out.push(string(env, &s)?);
+    }
+    Ok(out)
+}
+
+/// A Java `String[]` of `items`.
+fn string_array<'a>(
+    env: &mut JNIEnv<'_>,
+    items: impl ExactSizeIterator<Item = &'a str>,
+) -> Result<jobjectArray, Thrown> {
+    let len = i32::try_from(items.len()).map_err(|_| {
+        Thrown(
+            "java/lang/IllegalStateException",
+            "soif: too many strings for a Java array".into(),
+        )
+    })?;
+    let out = env
+        .new_object_array(len, "java/lang/String", JObject::null())
+        .map_err(jvm_error)?;
+    for (i, item) in items.enumerate() {
+        let s = env.new_string(item).map_err(jvm_error)?;
+        env.set_object_array_element(&out, i as i32, s)
+            .map_err(jvm_error)?;
+    }
+    Ok(out.into_raw())
+}
+
+/// A failed JNI call.
+fn jvm_error(e: jni::errors::Error) -> Thrown {
+    Thrown("java/lang/IllegalStateException", e.to_string())
 }

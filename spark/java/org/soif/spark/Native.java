@@ -46,4 +46,13 @@ final class Native {
      * @throws java.io.FileNotFoundException a path not found, a glob that matches nothing
      */
     static native String[] expand(String[] paths, boolean recursive) throws java.io.IOException;
+
+    /**
+     * Spark's read options (the keys and values as given), parsed by soif's option code:
+     * {@code [mode (0 FAILFAST, 1 DROPMALFORMED, 2 PERMISSIVE), corrupt column, lenient,
+     * maxRecordSize, splitSize, includeSource, recursiveFileLookup, batchSize]}.
+     *
+     * @throws IllegalArgumentException an unknown or malformed option
+     */
+    static native String[] options(String[] keys, String[] values);
 }

@@ -1,0 +1,172 @@
+"""The same options, written in each front end's spelling — the CLI's flags, a pipeline
+file, the Python package's keyword arguments and Spark's ``.option(...)`` (the Python
+data source, or the JVM one when ``SOIF_SPARK_JAR`` is set) — mean the same thing on the
+same input: the same records kept and rejected, and the same clear error for an unknown
+or malformed option. The table below is the contract; each row is read by every front
+end."""
+
+import json
+import subprocess
+
+import pytest
+from conftest import load
+
+import soif
+
+#: A small record, one of between 1000 and 1024 bytes (kept under 1KiB, rejected under
+#: 1kB: MB means 10^6, MiB 2^20, everywhere), and one with a space instead of the tab
+#: after ``Title{5}:`` (repaired under lenient, rejected otherwise).
+MID_VALUE = b"x" * 990
+INPUT = (
+    b"@FILE { http://small/\nTitle{5}:\tSmall\n}\n\n"
+    + b"@FILE { http://mid/\nBody{%d}:\t" % len(MID_VALUE)
+    + MID_VALUE
+    + b"\n}\n\n"
+    + b"@FILE { http://legacy/\nTitle{5}: Hello\n}\n\n"
+    + b"@FILE { http://last/\nTitle{4}:\tLast\n}\n"
+)
+MID_OBJECT = len(b"@FILE { http://mid/\nBody{990}:\t" + MID_VALUE + b"\n}\n")
+
+#: (max record size, lenient) -> the URLs kept when bad records are skipped.
+CASES = [
+    ("1kB", False, ["http://small/", "http://last/"]),
+    ("1KiB", False, ["http://small/", "http://mid/", "http://last/"]),
+    ("1KiB", True, ["http://small/", "http://mid/", "http://legacy/", "http://last/"]),
+    ("1000", True, ["http://small/", "http://legacy/", "http://last/"]),
+    ("64MB", False, ["http://small/", "http://mid/", "http://last/"]),
+]
+
+#: What every front end's error for a malformed size ends with (soif_options' size parser).
+SIZE_EXPECTED = "(e.g. 1048576, 512KiB, 64MB, 1GiB)"
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    path = tmp_path_factory.mktemp("options") / "input.soif"
+    path.write_bytes(INPUT)
+    return path
+
+
+def test_the_input_is_what_the_table_assumes():
+    assert 1000 < MID_OBJECT <= 1024, MID_OBJECT
+
+
+# -- each front end: (max record size, lenient, policy) -> URLs kept, or the error --------
+
+
+def cli(soif_bin, path, tmp_path, size, lenient, policy="skip"):
+    args = [soif_bin, "convert", str(path), "--to", "jsonl", "-q", "--max-record-size", size, "--on-error", policy]
+    if lenient:
+        args.append("--lenient")
+    out = subprocess.run(args, capture_output=True)
+    return _jsonl(out)
+
+
+def pipeline(soif_bin, path, tmp_path, size, lenient, policy="skip", extra=""):
+    dest = tmp_path / "out.jsonl"
+    config = tmp_path / "read.toml"
+    config.write_text(
+        f"[source]\ninputs = [{json.dumps(str(path))}]\nmax_record_size = {json.dumps(size)}\n"
+        f"lenient = {'true' if lenient else 'false'}\n{extra}"
+        f'[errors]\non_error = "{policy}"\n\n[[sink]]\nformat = "jsonl"\noutput = {json.dumps(str(dest))}\n'
+    )
+    out = subprocess.run([soif_bin, "run", str(config), "-q"], capture_output=True)
+    if out.returncode in (0, 3) and dest.exists():
+        return [json.loads(line)["url"] for line in dest.read_text().splitlines()]
+    return _error(out.stderr.decode())
+
+
+def _jsonl(out):
+    if out.returncode in (0, 3):
+        return [json.loads(line)["url"] for line in out.stdout.decode().splitlines()]
+    return _error(out.stderr.decode())
+
+
+class _error(str):
+    """An error's text (rather than the URLs kept)."""
+
+
+def python(path, size, lenient, policy="skip", **extra):
+    try:
+        return [r.url for r in soif.records(path, max_record_size=size, lenient=lenient, on_error=policy, **extra)]
+    except (ValueError, soif.SoifError) as e:
+        return _error(str(e))
+
+
+SPARK_MODES = {"skip": "DROPMALFORMED", "fail": "FAILFAST"}
+
+
+def spark_read(spark, path, size, lenient, policy="skip", **extra):
+    try:
+        df = load(spark, str(path), maxRecordSize=size, lenient=str(lenient).lower(), mode=SPARK_MODES[policy], **extra)
+        return [r["url"] for r in df.select("url").collect()]
+    except Exception as e:  # PySpark's exceptions (AnalysisException, Py4JJavaError, ...)
+        return _error(str(e))
+
+
+# -- the table ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size,lenient,kept", CASES)
+def test_sizes_and_lenient_mean_the_same_everywhere(spark, soif_bin, archive, tmp_path, size, lenient, kept):
+    got = {
+        "cli": cli(soif_bin, archive, tmp_path, size, lenient),
+        "pipeline": pipeline(soif_bin, archive, tmp_path, size, lenient),
+        "python": python(archive, size, lenient),
+        "spark": spark_read(spark, archive, size, lenient),
+    }
+    for front, urls in got.items():
+        assert not isinstance(urls, _error), (front, urls)
+        assert urls == kept, (front, size, lenient)
+
+
+def test_fail_and_failfast_stop_at_the_same_record(spark, soif_bin, archive, tmp_path):
+    got = {
+        "cli": cli(soif_bin, archive, tmp_path, "1kB", False, "fail"),
+        "pipeline": pipeline(soif_bin, archive, tmp_path, "1kB", False, "fail"),
+        "python": python(archive, "1kB", False, "fail"),
+        "spark": spark_read(spark, archive, "1kB", False, "fail"),
+    }
+    for front, e in got.items():
+        assert isinstance(e, _error), (front, e)
+        # The second record, too large for 1kB (1000 bytes), named by input and number.
+        assert "record 2" in e and "input.soif" in e, (front, e)
+
+
+def test_a_malformed_size_is_the_same_error_everywhere(spark, soif_bin, archive, tmp_path):
+    got = {
+        "cli": cli(soif_bin, archive, tmp_path, "12 parsecs", False),
+        "pipeline": pipeline(soif_bin, archive, tmp_path, "12 parsecs", False),
+        "python": python(archive, "12 parsecs", False),
+        "spark": spark_read(spark, archive, "12 parsecs", False),
+    }
+    for front, e in got.items():
+        assert isinstance(e, _error), (front, e)
+        assert SIZE_EXPECTED in e and "12 parsecs" in e, (front, e)
+
+
+def test_an_unknown_option_is_named_everywhere(spark, soif_bin, archive, tmp_path):
+    out = subprocess.run(
+        [soif_bin, "convert", str(archive), "--to", "jsonl", "--max-record-sise", "1k"], capture_output=True
+    )
+    assert out.returncode == 2
+    assert "--max-record-sise" in out.stderr.decode()
+    e = pipeline(soif_bin, archive, tmp_path, "1k", False, extra='max_record_sise = "1k"\n')
+    assert isinstance(e, _error) and "unknown field `max_record_sise`" in e, e
+    # The Python package and both Spark sources parse their options with the same code:
+    # the same words.
+    e = python(archive, "1k", False, max_record_sise="1k")
+    assert isinstance(e, _error) and "unknown option `max_record_sise`" in e, e
+    e = spark_read(spark, archive, "1k", False, maxRecordSise="1k")
+    # (The Python data source is handed its options with their names in lower case.)
+    assert isinstance(e, _error) and "unknown option `maxrecordsise`" in e.lower(), e
+
+
+def test_an_unknown_policy_is_the_same_error_in_python_and_spark(spark, archive):
+    e = python(archive, "1k", False, "ignore")
+    assert isinstance(e, _error) and "option on_error=`ignore`: expected" in e, e
+    try:
+        load(spark, str(archive), mode="IGNORE").collect()
+        raise AssertionError("mode=IGNORE was accepted")
+    except Exception as x:
+        assert "option mode=`IGNORE`: expected PERMISSIVE, DROPMALFORMED or FAILFAST" in str(x), x
