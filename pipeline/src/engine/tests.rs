@@ -1,0 +1,263 @@
+use super::*;
+use crate::source::{BytesSource, RecordsSource};
+
+/// Collects URLs; refuses records whose URL contains `refuse`.
+struct TestSink {
+    refuse: &'static str,
+    urls: Arc<Mutex<Vec<String>>>,
+}
+
+impl Sink for TestSink {
+    fn name(&self) -> &str {
+        "test"
+    }
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        let url = record.url_str().into_owned();
+        if !self.refuse.is_empty() && url.contains(self.refuse) {
+            return Err(SinkError::Rejected(format!("refused {url}")));
+        }
+        self.urls.lock().unwrap().push(url);
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+fn sink(refuse: &'static str) -> (Box<dyn Sink>, Arc<Mutex<Vec<String>>>) {
+    let urls = Arc::new(Mutex::new(Vec::new()));
+    (
+        Box::new(TestSink {
+            refuse,
+            urls: urls.clone(),
+        }),
+        urls,
+    )
+}
+
+/// Drops records whose URL ends in an odd digit; rejects those ending in `9`.
+struct OddFilter;
+
+impl Transform for OddFilter {
+    fn name(&self) -> &str {
+        "odd"
+    }
+    fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        match record.url.last() {
+            Some(b'9') => out.reject(record, "nine".to_string()),
+            Some(d) if (d - b'0') % 2 == 1 => Ok(()),
+            _ => out.emit(record),
+        }
+    }
+}
+
+fn records(n: usize) -> Vec<Record> {
+    (0..n)
+        .map(|i| Record::new("T", format!("u{i}")).with("N", format!("{i}")))
+        .collect()
+}
+
+fn run(
+    opts: EngineOptions,
+    source: Box<dyn Source>,
+    transforms: Vec<Box<dyn Transform>>,
+    sinks: Vec<Box<dyn Sink>>,
+) -> Result<Summary, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap()
+        .block_on(Engine::new(opts).run(source, transforms, sinks))
+}
+
+#[test]
+fn order_is_kept_across_small_batches_and_sinks() {
+    let (a, urls_a) = sink("");
+    let (b, urls_b) = sink("");
+    let opts = EngineOptions {
+        batch_records: 3,
+        ..EngineOptions::default()
+    };
+    let s = run(
+        opts,
+        Box::new(RecordsSource::new("mem", records(1000))),
+        Vec::new(),
+        vec![a, b],
+    )
+    .unwrap();
+    assert_eq!((s.records_in, s.records_out), (1000, 1000));
+    let want: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();
+    assert_eq!(*urls_a.lock().unwrap(), want);
+    assert_eq!(*urls_b.lock().unwrap(), want);
+}
+
+#[test]
+fn counts_add_up_with_filters_and_rejections_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.soif");
+    // Both sinks refuse u10..u19 (even ones reach them): counted once each.
+    let (a, urls_a) = sink("u1");
+    let (b, _) = sink("u1");
+    let opts = EngineOptions {
+        policy: ErrorPolicy::Quarantine(q.clone()),
+        batch_records: 7,
+        ..EngineOptions::default()
+    };
+    let s = run(
+        opts,
+        Box::new(RecordsSource::new("mem", records(30))),
+        vec![Box::new(OddFilter)],
+        vec![a, b],
+    )
+    .unwrap();
+    // 30 in: u9, u19, u29 rejected by the transform; the other 12 odd ones filtered;
+    // of the 15 even ones, u10..u18 (5) refused by the sinks.
+    assert_eq!(s.records_in, 30);
+    assert_eq!(s.filtered, 12);
+    assert_eq!(s.rejected, 3 + 5);
+    assert_eq!(s.records_out, 10);
+    assert_eq!(s.records_in, s.records_out + s.rejected + s.filtered);
+    assert_eq!(urls_a.lock().unwrap().len(), 10);
+    // No original bytes for records built in code: canonical SOIF, in input order
+    // for each stage.
+    let quarantined = std::fs::read_to_string(&q).unwrap();
+    assert_eq!(quarantined.matches("@T {").count(), 8, "{quarantined}");
+    assert_eq!(s.quarantined, 8);
+}
+
+#[test]
+fn the_quarantine_file_exists_only_when_something_was_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.soif");
+    // An earlier run's quarantine: replaced by this run's, which rejects nothing.
+    std::fs::write(&q, "@T { stale\n}\n").unwrap();
+    let quarantine = || EngineOptions {
+        policy: ErrorPolicy::Quarantine(q.clone()),
+        ..EngineOptions::default()
+    };
+    let (a, _) = sink("none");
+    let s = run(
+        quarantine(),
+        Box::new(RecordsSource::new("mem", records(5))),
+        Vec::new(),
+        vec![a],
+    )
+    .unwrap();
+    assert_eq!((s.records_out, s.rejected), (5, 0));
+    assert!(!q.exists(), "no rejection, yet {} exists", q.display());
+    // The first rejection creates it.
+    let (a, _) = sink("u3");
+    let s = run(
+        quarantine(),
+        Box::new(RecordsSource::new("mem", records(5))),
+        Vec::new(),
+        vec![a],
+    )
+    .unwrap();
+    assert_eq!((s.rejected, s.quarantined), (1, 1));
+    let quarantined = std::fs::read_to_string(&q).unwrap();
+    assert_eq!(quarantined.matches("@T {").count(), 1, "{quarantined}");
+}
+
+#[test]
+fn counts_per_input_add_up() {
+    let (a, _) = sink("u1");
+    let (inp_a, inp_b): (Arc<str>, Arc<str>) = (Arc::from("a.soif"), Arc::from("b.soif"));
+    let records: Vec<Record> = records(30)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut r)| {
+            let mut p = soif_codecs::Position::new(0, i as u64 + 1);
+            p.input = Some(if i < 20 { inp_a.clone() } else { inp_b.clone() });
+            r.position = Some(p);
+            r
+        })
+        .collect();
+    let opts = EngineOptions {
+        policy: ErrorPolicy::Skip,
+        batch_records: 7,
+        ..EngineOptions::default()
+    };
+    let s = run(
+        opts,
+        Box::new(RecordsSource::new("mem", records)),
+        vec![Box::new(OddFilter)],
+        vec![a],
+    )
+    .unwrap();
+    let names: Vec<&str> = s.inputs.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["a.soif", "b.soif"]);
+    let (a, b) = (&s.inputs[0], &s.inputs[1]);
+    // a: u0..u19: u9, u19 rejected by the transform, u10..u18 even (5) by the sink,
+    // 8 other odd ones filtered, u0..u8 even (5) out.
+    assert_eq!(
+        (a.records_in, a.records_out, a.rejected, a.filtered),
+        (20, 5, 7, 8)
+    );
+    assert_eq!(a.rejections.len(), 7);
+    // b: u20..u29: u29 rejected, 4 odd filtered, 5 even out.
+    assert_eq!(
+        (b.records_in, b.records_out, b.rejected, b.filtered),
+        (10, 5, 1, 4)
+    );
+    assert_eq!(a.records_out + b.records_out, s.records_out);
+}
+
+#[test]
+fn fail_stops_with_the_reason() {
+    let (a, urls) = sink("");
+    let e = run(
+        EngineOptions::default(),
+        Box::new(BytesSource::new(
+            "in.soif",
+            &b"@T { a\n}\n@T { b\nX{z}:\t\n}\n@T { c\n}\n"[..],
+        )),
+        Vec::new(),
+        vec![a],
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Rejected(_)));
+    assert!(e.to_string().contains("in.soif: byte"), "{e}");
+    assert_eq!(*urls.lock().unwrap(), ["a"]);
+}
+
+#[test]
+fn batches_above_the_in_flight_budget_pass_one_at_a_time() {
+    // One shared 20 MiB value: each record counts as larger than the whole budget.
+    let big = bytes::Bytes::from(vec![b'x'; IN_FLIGHT_BYTES + (4 << 20)]);
+    let records: Vec<Record> = (0..6)
+        .map(|i| Record::new("T", format!("u{i}")).with("V", big.clone()))
+        .collect();
+    let (a, urls_a) = sink("");
+    let (b, _) = sink("");
+    let s = run(
+        EngineOptions::default(),
+        Box::new(RecordsSource::new("mem", records)),
+        Vec::new(),
+        vec![a, b],
+    )
+    .unwrap();
+    assert_eq!(s.records_out, 6);
+    assert_eq!(urls_a.lock().unwrap().len(), 6);
+}
+
+#[test]
+fn the_column_policy_is_refused() {
+    let (a, urls) = sink("u1");
+    let opts = EngineOptions {
+        policy: ErrorPolicy::Column,
+        ..EngineOptions::default()
+    };
+    let e = run(
+        opts,
+        Box::new(RecordsSource::new("mem", records(3))),
+        vec![],
+        vec![a],
+    )
+    .unwrap_err();
+    assert!(
+        e.is_config() && e.to_string().contains("on_error=column"),
+        "{e}"
+    );
+    assert!(urls.lock().unwrap().is_empty());
+}
