@@ -607,70 +607,56 @@ async fn an_early_refusal_reaches_a_client_that_sends_its_whole_body_first() {
     // Bodies larger than what the two sockets' buffers hold, so that the server must
     // read what follows its reply for the client to get to reading it.
     let size = 6 << 20;
-    // A wrong token: refused on the request head, the body unread.
-    let server = Server::start(&["books"], Some(TOKEN)).await;
-    let host = server.host.clone();
-    let body = large_submission(size);
-    let head = format!(
-        "POST /rdm/incoming HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-rdm\r\n\
-         Authorization: Bearer not-the-token\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
-        .await
-        .unwrap()
-        .expect("the client reads the refusal, not a broken pipe");
-    assert!(
-        reply.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
-        "{reply:.300}"
-    );
-    assert!(
-        reply.contains("RDM-Error-Message{11}:\twrong token"),
-        "{reply:.600}"
-    );
-    server.stop().await;
-
-    // No token, and a body within --max-open-body: refused once its @RDMHEADER is read.
-    let server = Server::start_with(&["books"], Some(TOKEN), |c| c.max_open_body = 64 << 20).await;
-    let host = server.host.clone();
-    let body = large_submission(size);
-    let head = format!(
-        "POST /rdm/incoming HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-rdm\r\n\
-         Content-Length: {}\r\n\r\n",
-        body.len()
-    );
-    let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
-        .await
-        .unwrap()
-        .expect("the client reads the refusal, not a broken pipe");
-    assert!(
-        reply.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
-        "{reply:.300}"
-    );
-    assert!(
-        reply.contains("submissions need an Authorization: Bearer <token> header"),
-        "{reply:.600}"
-    );
-    server.stop().await;
-
-    // Over --max-body, told by Content-Length: refused before any of the body is read.
-    let server = Server::start_with(&["books"], Some(TOKEN), |c| c.max_body = 64 << 10).await;
-    let host = server.host.clone();
-    let body = large_submission(size);
-    let head = submission_head(&host, body.len());
-    let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
-        .await
-        .unwrap()
-        .expect("the client reads the refusal, not a broken pipe");
-    assert!(
-        reply.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
-        "{reply:.300}"
-    );
-    assert!(
-        reply.contains("the request body is larger than 65536 bytes"),
-        "{reply:.600}"
-    );
-    server.stop().await;
+    type Setup = fn(&mut soif_server::app::ServerConfig);
+    let no_change: Setup = |_| {};
+    let open_body: Setup = |c| c.max_open_body = 64 << 20;
+    let small_body: Setup = |c| c.max_body = 64 << 10;
+    let cases: [(&str, Setup, Option<&str>, &str, &str); 3] = [
+        // A wrong token: refused on the request head, the body unread.
+        (
+            "wrong token",
+            no_change,
+            Some("not-the-token"),
+            "HTTP/1.1 401 Unauthorized\r\n",
+            "RDM-Error-Message{11}:\twrong token",
+        ),
+        // No token, and a body within --max-open-body: refused once its @RDMHEADER is read.
+        (
+            "no token",
+            open_body,
+            None,
+            "HTTP/1.1 401 Unauthorized\r\n",
+            "submissions need an Authorization: Bearer <token> header",
+        ),
+        // Over --max-body, told by Content-Length: refused before any of the body is read.
+        (
+            "over --max-body",
+            small_body,
+            Some(TOKEN),
+            "HTTP/1.1 413 Payload Too Large\r\n",
+            "the request body is larger than 65536 bytes",
+        ),
+    ];
+    for (case, setup, token, status, message) in cases {
+        let server = Server::start_with(&["books"], Some(TOKEN), setup).await;
+        let host = server.host.clone();
+        let body = large_submission(size);
+        let authorization = token
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        let head = format!(
+            "POST /rdm/incoming HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-rdm\r\n\
+             {authorization}Content-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let reply = tokio::task::spawn_blocking(move || send_all_then_read(&host, &head, &body))
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{case}: the client reads the refusal, not {e}"));
+        assert!(reply.starts_with(status), "{case}: {reply:.300}");
+        assert!(reply.contains(message), "{case}: {reply:.600}");
+        server.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
