@@ -3,7 +3,6 @@
 
 use crate::terminal::Reporter;
 use clap::Args;
-use soif_codecs::soif::DecoderOptions;
 use soif_options::{ByteSize, ErrorPolicy, InputFormat};
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
@@ -84,15 +83,20 @@ impl InputArgs {
         )?)
     }
 
-    /// The options as the other front ends give them (checked as they are).
-    pub fn options(&self) -> Result<soif_options::SourceOptions, Error> {
-        let o = soif_options::SourceOptions {
+    /// The options as the other front ends give them (not checked).
+    fn unchecked(&self) -> soif_options::SourceOptions {
+        soif_options::SourceOptions {
             inputs: self.inputs.clone(),
             format: self.from,
             lenient: self.lenient,
             max_record_size: self.max_record_size,
             mmap: !self.no_mmap,
-        };
+        }
+    }
+
+    /// The options as the other front ends give them (checked as they are).
+    pub fn options(&self) -> Result<soif_options::SourceOptions, Error> {
+        let o = self.unchecked();
         o.check().map_err(|_| {
             Error::Config(format!(
                 "--max-record-size {}: must be positive",
@@ -103,18 +107,11 @@ impl InputArgs {
     }
 
     pub fn source_options(&self) -> SourceOptions {
-        SourceOptions {
-            format: self.from,
-            max_record_size: self.max_record_size.as_usize(),
-            mmap: !self.no_mmap,
-            ..SourceOptions::default()
-        }
+        SourceOptions::from(&self.unchecked())
     }
 
     pub fn engine_options(&self, reporter: &Arc<Reporter>) -> Result<EngineOptions, Error> {
-        self.options()?;
-        let mut decoder = DecoderOptions::with_max_record_size(self.max_record_size.as_usize());
-        decoder.lenient = self.lenient;
+        let decoder = self.options()?.decoder_options();
         Ok(EngineOptions {
             policy: self.policy()?,
             decoder,

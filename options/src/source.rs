@@ -190,6 +190,15 @@ impl SourceOptions {
         Ok(o)
     }
 
+    /// The SOIF decoder's options: the largest record and lenient repairs.
+    pub fn decoder_options(&self) -> soif_codecs::soif::DecoderOptions {
+        let mut decoder = soif_codecs::soif::DecoderOptions::with_max_record_size(
+            self.max_record_size.as_usize(),
+        );
+        decoder.lenient = self.lenient;
+        decoder
+    }
+
     /// Checks what deserialisation cannot: a positive `max_record_size`.
     pub fn check(&self) -> Result<(), OptionError> {
         if self.max_record_size.as_u64() == 0 {

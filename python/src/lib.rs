@@ -196,7 +196,7 @@ impl Reader {
         // The keyword arguments, as strings, through soif's one option code.
         let opts =
             ReadOptions::from_pairs(options).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let decoder = soif_reader::decoder_options(&opts.source);
+        let decoder = opts.source.decoder_options();
         let policy = opts.policy.clone();
         let batch_size = opts.batch_size;
         let extras = Extras {
@@ -600,7 +600,7 @@ fn split(
     // `lenient` and `max_record_size`, as `soif.read` takes them.
     let source = soif_options::SourceOptions::from_pairs(options)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let opts = soif_reader::decoder_options(&source);
+    let opts = source.decoder_options();
     let result = py.detach(|| {
         soif_sources::range::splits(&path, opts, by).map(|splits| {
             splits

@@ -28,5 +28,5 @@ pub mod read;
 
 pub use batches::{Batches, Extras, BATCH_BYTES};
 pub use input::BytesInput;
-pub use options::{decoder_options, ReadOptions, DEFAULT_BATCH_SIZE};
+pub use options::{ReadOptions, DEFAULT_BATCH_SIZE};
 pub use read::{path_source, Core, Corrupt, Counts, Failure, Policy, Row, MAX_ERRORS};

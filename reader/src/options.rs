@@ -5,7 +5,6 @@
 //! - [`ReadOptions`]: `soif.read` and `soif.records`' keyword arguments.
 //! - Spark's read options: [`soif_options::SparkOptions`], for both data sources.
 
-use soif_codecs::soif::DecoderOptions;
 use soif_options::{ErrorPolicy, OptionError, OptionMap, SourceOptions};
 use std::path::PathBuf;
 
@@ -59,14 +58,6 @@ impl ReadOptions {
     }
 }
 
-/// The decoder's options of a read: its largest record and lenient repairs.
-pub fn decoder_options(source: &SourceOptions) -> DecoderOptions {
-    let max = usize::try_from(source.max_record_size.as_u64()).unwrap_or(usize::MAX);
-    let mut opts = DecoderOptions::with_max_record_size(max);
-    opts.lenient = source.lenient;
-    opts
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +74,7 @@ mod tests {
         .unwrap();
         assert!(o.source.lenient);
         assert_eq!(o.source.max_record_size.as_u64(), 1000);
-        assert_eq!(decoder_options(&o.source).max_record_size, 1000);
+        assert_eq!(o.source.decoder_options().max_record_size, 1000);
         assert_eq!(o.policy, ErrorPolicy::Skip);
         assert_eq!(o.batch_size, 7);
         assert!(!o.source_column);

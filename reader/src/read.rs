@@ -169,13 +169,10 @@ pub fn path_source(
         ));
     }
     let specs = soif_sources::expand(paths)?;
-    let opts = soif_sources::SourceOptions {
-        format: options.format,
-        max_record_size: usize::try_from(options.max_record_size.as_u64()).unwrap_or(usize::MAX),
-        mmap: options.mmap,
-        ..soif_sources::SourceOptions::default()
-    };
-    Ok(Box::new(soif_sources::InputSource::new(specs, opts)))
+    Ok(Box::new(soif_sources::InputSource::new(
+        specs,
+        soif_sources::SourceOptions::from(options),
+    )))
 }
 
 /// See the module documentation.

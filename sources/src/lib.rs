@@ -89,6 +89,18 @@ pub struct SourceOptions {
     pub notices: Option<Notices>,
 }
 
+impl From<&soif_options::SourceOptions> for SourceOptions {
+    /// The format, the largest record and mmap; no checkpoints, no notices.
+    fn from(o: &soif_options::SourceOptions) -> SourceOptions {
+        SourceOptions {
+            format: o.format,
+            max_record_size: o.max_record_size.as_usize(),
+            mmap: o.mmap,
+            ..SourceOptions::default()
+        }
+    }
+}
+
 impl Default for SourceOptions {
     fn default() -> Self {
         SourceOptions {

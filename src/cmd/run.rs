@@ -5,7 +5,6 @@ use crate::job::{execute, Job};
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::fail;
 use clap::Args;
-use soif_codecs::soif::DecoderOptions;
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
@@ -74,13 +73,11 @@ pub fn run(args: RunArgs) -> ExitCode {
 fn job(args: &RunArgs) -> Result<Job, Error> {
     let config = PipelineConfig::load(&args.pipeline)?;
     let at = |what: String| Error::Config(format!("{}: {what}", args.pipeline.display()));
-    let max_record_size = config.source.max_record_size.as_usize();
     let policy = config
         .errors
         .policy()
         .map_err(|e| at(format!("[errors] {e}")))?;
-    let mut decoder = DecoderOptions::with_max_record_size(max_record_size);
-    decoder.lenient = config.source.lenient;
+    let decoder = config.source.decoder_options();
 
     let mut sinks = config.sinks.clone();
     for s in sinks.iter_mut() {
@@ -104,12 +101,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             soif_sources::expand(&config.source.inputs)?
         },
         range: None,
-        source: SourceOptions {
-            format: config.source.format,
-            max_record_size,
-            mmap: config.source.mmap,
-            ..SourceOptions::default()
-        },
+        source: SourceOptions::from(&config.source),
         engine: EngineOptions {
             policy,
             decoder,

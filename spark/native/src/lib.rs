@@ -31,7 +31,6 @@ use jni::objects::{JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
-use soif_codecs::soif::DecoderOptions;
 use soif_options::ErrorPolicy;
 use soif_reader::{path_source, Batches, Core, Counts, Extras, Failure, Policy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -101,17 +100,23 @@ fn size(v: jlong, what: &str) -> Result<u64, Thrown> {
     })
 }
 
-fn decoder_options(lenient: jboolean, max_record_size: jlong) -> Result<DecoderOptions, Thrown> {
-    let max = usize::try_from(size(max_record_size, "maxRecordSize")?).unwrap_or(usize::MAX);
+/// The source options Java hands over (as the shared option code parsed them).
+fn source_options(
+    lenient: jboolean,
+    max_record_size: jlong,
+) -> Result<soif_options::SourceOptions, Thrown> {
+    let max = size(max_record_size, "maxRecordSize")?;
     if max == 0 {
         return Err(Thrown(
             "java/lang/IllegalArgumentException",
             "maxRecordSize must be positive".into(),
         ));
     }
-    let mut opts = DecoderOptions::with_max_record_size(max);
-    opts.lenient = lenient == JNI_TRUE;
-    Ok(opts)
+    Ok(soif_options::SourceOptions {
+        lenient: lenient == JNI_TRUE,
+        max_record_size: soif_options::ByteSize::b(max),
+        ..soif_options::SourceOptions::default()
+    })
 }
 
 /// Opens a read of `path`: a byte range of a plain file when `ranged` (the split's
@@ -138,7 +143,8 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
 ) -> jlong {
     guard(&mut env, 0, |env| {
         let path = string(env, &path)?;
-        let decoder = decoder_options(lenient, max_record_size)?;
+        let source_options = source_options(lenient, max_record_size)?;
+        let decoder = source_options.decoder_options();
         let policy = match mode {
             0 => Policy::Fail,
             1 => Policy::Skip,
@@ -169,11 +175,6 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
             })
         } else {
             None
-        };
-        let source_options = soif_options::SourceOptions {
-            lenient: decoder.lenient,
-            max_record_size: soif_options::ByteSize::b(decoder.max_record_size as u64),
-            ..soif_options::SourceOptions::default()
         };
         let source = path_source(&[path], range, &source_options)?;
         let extras = Extras {
@@ -301,7 +302,7 @@ pub extern "system" fn Java_org_soif_spark_Native_split<'l>(
 ) -> jlongArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
         let path = string(env, &path)?;
-        let opts = decoder_options(lenient, max_record_size)?;
+        let opts = source_options(lenient, max_record_size)?.decoder_options();
         let by = match size(parts, "parts")? {
             0 => {
                 return Err(Thrown(
