@@ -7,7 +7,7 @@ use crate::terminal::fail;
 use clap::Args;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
-use soif_sources::SourceOptions;
+use soif_sources::InputSettings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,7 +59,7 @@ pub struct RunArgs {
 
     /// --state, --settle and --report override the pipeline's [state] table.
     #[command(flatten)]
-    pub state: crate::job::StateArgs,
+    pub state: crate::job::IncrementalArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
@@ -100,7 +100,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             soif_sources::expand(&config.source.inputs)?
         },
         range: None,
-        source: SourceOptions::from(&config.source),
+        source: InputSettings::from(&config.source),
         engine: EngineOptions {
             policy,
             decoder,
