@@ -13,11 +13,12 @@
 
 use soif_codecs::soif::DecoderOptions;
 use soif_codecs::Record;
+use soif_options::ErrorPolicy as Policy;
 use soif_pipeline::engine::rejection_of;
 use soif_pipeline::source::Rejection;
 use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::{finish_chain, Chain, Collect, Emit, Error, Source, Transform};
-use soif_reader::{Core, Counts, Failure, Policy, Row};
+use soif_reader::{Core, Counts, Failure, Row};
 use std::sync::Arc;
 
 /// What the chain made of one record (or, at the end, of what it held back).

@@ -177,9 +177,9 @@ impl Suite {
 
     /// What the chain makes of a case's input.
     fn actual(&self, case: &TestCase) -> Result<Actual, Error> {
-        let source_options = soif_sources::SourceOptions {
+        let source_options = soif_sources::InputSettings {
             format: case.format,
-            ..soif_sources::SourceOptions::from(&self.config.source)
+            ..soif_sources::InputSettings::from(&self.config.source)
         };
         // Inline text is read from a temporary file, as a run reads a file (the format
         // found by content unless `format` says).
