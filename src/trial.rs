@@ -29,6 +29,8 @@ pub struct Outcome {
     /// The records refused, with the message a run prints (reason, input, offset,
     /// record number, URL).
     pub rejected: Vec<Rejection>,
+    /// The reason of each rejection alone, as the transform gave it.
+    pub reasons: Vec<String>,
     pub warnings: Vec<String>,
 }
 
@@ -41,6 +43,7 @@ impl Outcome {
                 .iter()
                 .map(|(record, reason)| rejection_of(record, reason))
                 .collect(),
+            reasons: out.rejected.into_iter().map(|(_, reason)| reason).collect(),
             warnings: out.warnings,
         }
     }

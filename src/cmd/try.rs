@@ -57,6 +57,12 @@ pub struct TryArgs {
     #[arg(long, conflicts_with = "changes")]
     pub pretty: bool,
 
+    /// Print what the chain does now as a `[[test]]` case named NAME for a pipeline file
+    /// (`soif test`): the records read as its input, and the records out, the
+    /// rejections and the count filtered as what it expects. Review it before keeping it.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["changes", "pretty"])]
+    pub as_test: Option<String>,
+
     /// An RDM @SCHEMA for the transforms (`validate`, `order`), as `soif convert --schema`.
     #[arg(long, value_name = "SCHEMA.soif")]
     pub schema: Option<PathBuf>,
@@ -93,6 +99,9 @@ fn try_chain(args: &TryArgs, out: &mut dyn Write) -> Result<(), Error> {
     )?;
     let source = args.input.source(args.input.specs()?);
     let mut records = Records::new(Box::new(source), decoder)?;
+    if let Some(name) = &args.as_test {
+        return as_test(name, args.records, &mut records, &mut trial, out);
+    }
     let mut tally = Tally::default();
     let io = |e| Error::io("writing to stdout", e);
     while args.records == 0 || tally.read < args.records {
@@ -161,6 +170,77 @@ fn try_chain(args: &TryArgs, out: &mut dyn Write) -> Result<(), Error> {
     )
     .map_err(io)?;
     Ok(())
+}
+
+/// `--as-test NAME`: the records and what the chain makes of them, as a `[[test]]`
+/// table. A record the decoder cannot read has no JSON Lines form: it is left out, and a
+/// comment says so.
+fn as_test(
+    name: &str,
+    limit: u64,
+    records: &mut Records,
+    trial: &mut Trial,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let (mut input, mut output, mut rejected) = (String::new(), String::new(), Vec::new());
+    let (mut read, mut unreadable) = (0u64, Vec::new());
+    let add = |outcome: Outcome, output: &mut String, rejected: &mut Vec<String>| {
+        for r in &outcome.records {
+            output.push_str(&record_diff::line(&record_diff::shape(r)));
+            output.push('\n');
+        }
+        rejected.extend(outcome.reasons);
+        outcome.records.len() as u64
+    };
+    let mut records_out = 0;
+    while limit == 0 || read + (unreadable.len() as u64) < limit {
+        match records.next_read()? {
+            None => break,
+            Some(Read::Rejected(r)) => unreadable.push(r.message),
+            Some(Read::Record(record)) => {
+                read += 1;
+                input.push_str(&record_diff::line(&record_diff::shape(&record)));
+                input.push('\n');
+                records_out += add(trial.apply(record)?, &mut output, &mut rejected);
+            }
+        }
+    }
+    records_out += add(trial.finish()?, &mut output, &mut rejected);
+    let filtered = read.saturating_sub(records_out + rejected.len() as u64);
+    let case = AsTest {
+        test: vec![Case {
+            name,
+            input: &input,
+            output: (!output.is_empty()).then_some(output.as_str()),
+            rejected,
+            filtered: (filtered > 0).then_some(filtered),
+        }],
+    };
+    let text =
+        toml::to_string(&case).map_err(|e| Error::Fatal(format!("writing the test case: {e}")))?;
+    let io = |e| Error::io("writing to stdout", e);
+    for message in &unreadable {
+        writeln!(out, "# left out, not readable: {message}").map_err(io)?;
+    }
+    out.write_all(text.as_bytes()).map_err(io)
+}
+
+/// A `[[test]]` table as `--as-test` prints it.
+#[derive(serde::Serialize)]
+struct AsTest<'a> {
+    test: Vec<Case<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct Case<'a> {
+    name: &'a str,
+    input: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rejected: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filtered: Option<u64>,
 }
 
 /// What became of one record.

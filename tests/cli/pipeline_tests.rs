@@ -278,8 +278,14 @@ fn try_shows_each_record_before_and_after() {
         let Some(args) = command.strip_prefix("$ soif ") else {
             continue;
         };
-        let args: Vec<&str> = args.split(' ').collect();
-        let out = soif(&args);
+        // As a shell runs it (quoted arguments).
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("\"$SOIF\" {args}"))
+            .env("SOIF", env!("CARGO_BIN_EXE_soif"))
+            .current_dir(root())
+            .output()
+            .unwrap();
         assert_eq!(code(&out), 0, "{command}: {}", stderr(&out));
         assert_eq!(stdout(&out), shown, "{command}");
     }
@@ -346,4 +352,58 @@ fn try_usage_errors_exit_with_status_2() {
     let out = soif(&["try", "-t", "collapse", "no/such/file.soif"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("no/such/file.soif: no such file"));
+}
+
+#[test]
+fn a_case_recorded_by_try_passes_and_fails_when_the_chain_changes() {
+    let chain = [
+        "-t",
+        "collapse",
+        "-t",
+        "validate:tests/fixtures/transforms/typed.schema.soif,unknown=allow",
+        "-t",
+        "match:Title=e",
+    ];
+    let mut args = vec!["try"];
+    args.extend(chain);
+    args.extend([
+        "--as-test",
+        "recorded",
+        "-n",
+        "0",
+        "tests/fixtures/rfc2655/documents.soif",
+        "tests/fixtures/transforms/invalid.soif",
+        "tests/fixtures/pipeline/bad.soif",
+    ]);
+    let out = soif(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let case = stdout(&out);
+    assert!(case.starts_with("# left out, not readable: tests/fixtures/pipeline/bad.soif: byte 65, record 2 (http://bad/): attribute `Title` has a non-numeric size {abc}"), "{case}");
+    assert!(
+        case.contains(
+            "rejected = [\"Title: `Welcome to Netscape` is not unique (Enforce-Uniqueness)\", "
+        ),
+        "{case}"
+    );
+    assert!(case.contains("\nfiltered = 5\n"), "{case}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let transforms = "[\"collapse\", \"validate:tests/fixtures/transforms/typed.schema.soif,unknown=allow\", \"match:Title=e\"]";
+    let path = write(dir.path(), "p.toml", &pipeline(transforms, &case));
+    let out = soif(&["test", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+
+    // Without `validate`, the two records are no longer rejected.
+    let path = write(
+        dir.path(),
+        "p.toml",
+        &pipeline("[\"collapse\", \"match:Title=e\"]", &case),
+    );
+    let out = soif(&["test", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).contains("  rejected: expected 2, actual 0\n"),
+        "{}",
+        stdout(&out)
+    );
 }
