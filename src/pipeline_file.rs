@@ -42,7 +42,7 @@
 
 use serde::Deserialize;
 use soif_options::InputFormat;
-pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
+use soif_options::{ByteSize, ErrorOptions, SourceOptions};
 use soif_pipeline::transforms::{TransformContext, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;

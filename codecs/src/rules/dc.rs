@@ -134,7 +134,7 @@ struct RuleFile {
     embedded: bool,
     #[serde(default)]
     first: bool,
-    split: Option<Split>,
+    split: Option<ValueSplit>,
     convert: Option<Convert>,
 }
 
@@ -142,7 +142,7 @@ struct RuleFile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
-pub enum Split {
+pub enum ValueSplit {
     /// One value per non-empty line (Harvest's Keywords, URL-References).
     Lines,
 }
@@ -170,7 +170,7 @@ pub struct Rule {
     /// Only the first source in `from` that has values.
     pub first: bool,
     /// Cut values.
-    pub split: Option<Split>,
+    pub split: Option<ValueSplit>,
     /// Rewrite values.
     pub convert: Option<Convert>,
 }
@@ -411,7 +411,7 @@ impl Crosswalk {
 }
 
 /// Cuts a value; pieces are trimmed of ASCII whitespace and empty ones dropped.
-fn split(value: &Bytes, how: Option<Split>) -> Vec<Bytes> {
+fn split(value: &Bytes, how: Option<ValueSplit>) -> Vec<Bytes> {
     let trimmed = |b: &[u8]| -> Option<Bytes> {
         let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
         let end = b.iter().rposition(|c| !c.is_ascii_whitespace())? + 1;
@@ -419,7 +419,7 @@ fn split(value: &Bytes, how: Option<Split>) -> Vec<Bytes> {
     };
     match how {
         None => trimmed(value).into_iter().collect(),
-        Some(Split::Lines) => value
+        Some(ValueSplit::Lines) => value
             .split(|&b| b == b'\n' || b == b'\r')
             .filter_map(trimmed)
             .collect(),
@@ -455,7 +455,7 @@ mod tests {
     #[test]
     fn split_lines_trims() {
         let v = Bytes::from_static(b" a \r\n\n b\nc ");
-        assert_eq!(split(&v, Some(Split::Lines)), ["a", "b", "c"]);
+        assert_eq!(split(&v, Some(ValueSplit::Lines)), ["a", "b", "c"]);
         assert!(split(&Bytes::from_static(b"  "), None).is_empty());
     }
 
