@@ -19,4 +19,4 @@ pub use engine::{Engine, EngineOptions, ErrorPolicy, InputCounts, Observer, Summ
 pub use error::Error;
 pub use sink::{Sink, SinkError};
 pub use source::{Input, InputData, Rejection, Source};
-pub use transform::{Collect, Emit, Transform};
+pub use transform::{Chain, Collect, Emit, Transform};

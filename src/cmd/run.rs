@@ -116,6 +116,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
                 .map_or(soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET, |b| {
                     b.as_usize()
                 }),
+            ..TransformContext::default()
         },
         sinks,
         quiet: args.quiet,

@@ -706,8 +706,9 @@ impl Emit for Chain<'_> {
     }
 }
 
-/// A rejection for a decoded record refused later (by a transform or a sink).
-fn rejection_of(record: &Record, reason: &str) -> Rejection {
+/// A rejection for a decoded record refused later (by a transform or a sink): the
+/// reason with the record's position and URL, and its bytes as read (for a quarantine).
+pub fn rejection_of(record: &Record, reason: &str) -> Rejection {
     let position = record.position.clone().unwrap_or_default();
     // Input, byte offset, record number and URL, as the decoder's own errors give them.
     let message = match &record.position {
