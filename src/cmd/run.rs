@@ -8,7 +8,7 @@ use clap::Args;
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
-use soif_sources::SourceOptions;
+use soif_sources::InputSettings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -60,7 +60,7 @@ pub struct RunArgs {
 
     /// --state, --settle and --report override the pipeline's [state] table.
     #[command(flatten)]
-    pub state: crate::job::StateArgs,
+    pub state: crate::job::IncrementalArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
@@ -101,7 +101,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             soif_sources::expand(&config.source.inputs)?
         },
         range: None,
-        source: SourceOptions::from(&config.source),
+        source: InputSettings::from(&config.source),
         engine: EngineOptions {
             policy,
             decoder,
