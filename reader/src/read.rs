@@ -941,7 +941,8 @@ mod tests {
     fn a_transform_s_rejection_follows_the_error_policy() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         // skip: counted and kept in `errors`.
-        let (mut core, counts) = chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Skip);
+        let (mut core, counts) =
+            chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Skip);
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/", "http://c/"]);
         assert!(failure.is_none());
