@@ -14,13 +14,17 @@
 //!   that a transform that lets go of many records at the end (`order`, a sorted stream
 //!   spilled to disk) is read batch by batch, never held whole.
 
-use crate::read::{Core, Corrupt, Failure, Row};
+use crate::read::{Core, Corrupt, Counts, Failure, Row};
+use soif_codecs::soif::DecoderOptions;
 use soif_codecs::Record;
+use soif_options::ErrorPolicy;
 use soif_options::TransformOptions;
 use soif_pipeline::engine::rejection_of;
 use soif_pipeline::transforms::{self, FileMap, Files, TransformContext};
+use soif_pipeline::Source;
 use soif_pipeline::{Chain, Emit, Error};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 
 /// Rows the chain's thread may have handed over ahead of the reader.
 const AHEAD: usize = 1024;
@@ -79,6 +83,31 @@ pub fn ship(opts: &TransformOptions) -> Result<TransformOptions, Failure> {
         .files
         .extend(recorded.into_iter().map(|(p, b)| (p, b.to_vec())));
     Ok(shipped)
+}
+
+impl Core {
+    /// A reader whose records go through `chain` (the `transforms` option) before they
+    /// are handed out: the decoder and the chain run on a thread of their own
+    /// ([`Chained`]); rejections by a transform go to `policy` as the decoder's do.
+    pub fn with_transforms(
+        source: Box<dyn Source>,
+        decoder: DecoderOptions,
+        policy: ErrorPolicy,
+        counts: Arc<Counts>,
+        chain: Chain,
+    ) -> Result<Core, Failure> {
+        if chain.is_empty() {
+            return Core::new(source, decoder, policy, counts);
+        }
+        let inner = Core::new(source, decoder.clone(), policy.clone(), counts.clone())?;
+        let mut chained = Chained::start(inner, chain)?;
+        Core::from_rows(
+            Box::new(move || chained.next_row()),
+            decoder,
+            policy,
+            counts,
+        )
+    }
 }
 
 /// A chain running beside the reading loop; see the [module documentation](self).

@@ -13,7 +13,6 @@
 //! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
 //! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
 
-use crate::chain::Chained;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use soif_arrow::Spans;
@@ -23,7 +22,7 @@ use soif_codecs::Record;
 use soif_options::ErrorPolicy;
 use soif_pipeline::quarantine::QuarantineFile;
 use soif_pipeline::source::{InputData, Rejection, Source};
-use soif_pipeline::{Chain, Error};
+use soif_pipeline::Error;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -150,6 +149,9 @@ enum Feed {
     },
 }
 
+/// The next row of a reader fed from elsewhere (`None` at the end).
+pub(crate) type RowFeed = Box<dyn FnMut() -> Result<Option<Row>, Failure> + Send>;
+
 /// No input: the source of a reader whose rows come from elsewhere (its chain).
 struct NoInput;
 
@@ -211,9 +213,9 @@ pub struct Core {
     done: bool,
     /// A failure was handed out: the read is over.
     failed: bool,
-    /// The transform chain, reading another `Core` on its own thread: rows come from it
-    /// (see [`crate::chain`]).
-    chained: Option<Chained>,
+    /// Where the rows come from when not from `source`: the transform chain, reading
+    /// another `Core` on its own thread (see [`crate::chain`]).
+    rows: Option<RowFeed>,
 }
 
 impl Core {
@@ -252,29 +254,22 @@ impl Core {
             carry: None,
             done: false,
             failed: false,
-            chained: None,
+            rows: None,
         })
     }
 
-    /// A reader whose records go through `chain` (the `transforms` option) before they
-    /// are handed out: the decoder and the chain run on a thread of their own
-    /// ([`Chained`]); rejections by a transform go to `policy` as the decoder's do.
-    pub fn with_transforms(
-        source: Box<dyn Source>,
+    /// A reader that reads nothing itself: its rows are `rows`' (the transform chain's,
+    /// see [`Core::with_transforms`]), under `policy`; no input, no quarantine of its own.
+    pub(crate) fn from_rows(
+        rows: RowFeed,
         decoder: DecoderOptions,
         policy: ErrorPolicy,
         counts: Arc<Counts>,
-        chain: Chain,
     ) -> Result<Core, Failure> {
-        if chain.is_empty() {
-            return Core::new(source, decoder, policy, counts);
-        }
-        let inner = Core::new(source, decoder.clone(), policy.clone(), counts.clone())?;
-        // The outer reader reads nothing itself: no input, no quarantine of its own.
-        let mut outer = Core::new(Box::new(NoInput), decoder, ErrorPolicy::Skip, counts)?;
-        outer.policy = policy;
-        outer.chained = Some(Chained::start(inner, chain)?);
-        Ok(outer)
+        let mut core = Core::new(Box::new(NoInput), decoder, ErrorPolicy::Skip, counts)?;
+        core.policy = policy;
+        core.rows = Some(rows);
+        Ok(core)
     }
 
     /// Opens the next input as the feed; false at the end of the inputs.
@@ -406,8 +401,8 @@ impl Core {
 
     /// The next row handed out: out of the transform chain when there is one.
     fn next_record(&mut self) -> Result<Option<Row>, Failure> {
-        match self.chained.as_mut() {
-            Some(chained) => chained.next_row(),
+        match self.rows.as_mut() {
+            Some(rows) => rows(),
             None => self.next_row(),
         }
     }
@@ -620,7 +615,7 @@ impl Core {
         chunk: &mut Option<Chunk>,
         sources: bool,
     ) -> Result<Option<Option<usize>>, Failure> {
-        if self.chained.is_some() {
+        if self.rows.is_some() {
             // Transformed records are rows.
             return self.next_record_into(chunk);
         }

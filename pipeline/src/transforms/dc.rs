@@ -2,7 +2,7 @@
 //! transform. The mapping, its default table and the element table are record rules:
 //! [`soif_codecs::rules::dc`] (read it for the rules).
 
-use super::Files;
+use super::files::Files;
 use crate::{Emit, Error, Transform};
 use soif_codecs::rules::dc::Crosswalk;
 use soif_codecs::Record;

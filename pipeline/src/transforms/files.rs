@@ -104,6 +104,14 @@ impl Files {
     }
 }
 
+impl Files {
+    /// The first `@SCHEMA` object of the file `path`.
+    pub fn schema(&self, path: &Path) -> Result<soif_codecs::rdm::Schema, Error> {
+        use soif_codecs::rules::schema::{parse_schema, MAX_SCHEMA_FILE};
+        parse_schema(path, &self.read(path, "schema", MAX_SCHEMA_FILE)?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

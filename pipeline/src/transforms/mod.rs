@@ -51,7 +51,7 @@ pub use files::{FileMap, Files};
 
 use crate::{Error, Transform};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What the transforms may need from the run's configuration (the error policy stays
 /// with the engine: transforms only [`crate::Emit::reject`]).
@@ -207,15 +207,9 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
 /// The sort-key types the schema (`ctx.schema`) gives, by lower-case attribute name.
 fn schema_key_types(ctx: &TransformContext) -> Result<HashMap<String, view::KeyType>, Error> {
     match &ctx.schema {
-        Some(path) => Ok(validate::key_types(&read_schema(path, &ctx.files)?)),
+        Some(path) => Ok(validate::key_types(&ctx.files.schema(path)?)),
         None => Ok(HashMap::new()),
     }
-}
-
-/// The `@SCHEMA` file `path`, read through `files`.
-fn read_schema(path: &Path, files: &Files) -> Result<soif_codecs::rdm::Schema, Error> {
-    use soif_codecs::rules::schema::{parse_schema, MAX_SCHEMA_FILE};
-    parse_schema(path, &files.read(path, "schema", MAX_SCHEMA_FILE)?)
 }
 
 /// The argument of a transform that needs one, or a config error naming the form.

@@ -170,7 +170,7 @@ impl Validate {
         default_schema: Option<&Path>,
         budget: usize,
         temp_dir: Option<PathBuf>,
-        files: &super::Files,
+        files: &super::files::Files,
     ) -> Result<Validate, Error> {
         let mut path: Option<PathBuf> = None;
         let mut unknown = Unknown::Warn;
@@ -207,7 +207,7 @@ impl Validate {
                         .into(),
                 )
             })?;
-        let schema = super::read_schema(&path, files)?;
+        let schema = files.schema(&path)?;
         Ok(Validate::new(&schema, unknown, budget, temp_dir))
     }
 
