@@ -40,6 +40,77 @@ pub trait Transform: Send {
     }
 }
 
+/// The [`Emit`] in front of a chain of transforms, for running a chain outside the engine
+/// (`soif test`, `soif try`): a record emitted goes through each transform in turn, and
+/// what the last one emits, rejects or warns about goes to `out`. The engine's transform
+/// stage does the same with its counts and batches.
+///
+/// ```
+/// use soif_pipeline::transforms::{build, TransformContext};
+/// use soif_pipeline::{finish_chain, Chain, Collect, Emit};
+/// use soif_codecs::Record;
+///
+/// let ctx = TransformContext::default();
+/// let mut chain = vec![build("collapse", &ctx).unwrap(), build("select:Author", &ctx).unwrap()];
+/// let mut out = Collect::default();
+/// let record = Record::new("FILE", "http://x/").with("Author-1", "a").with("Title", "T");
+/// Chain::new(&mut chain, &mut out).emit(record).unwrap();
+/// finish_chain(&mut chain, &mut out).unwrap();
+/// assert_eq!(out.records[0].attributes[0].name_str(), "Author");
+/// ```
+pub struct Chain<'a> {
+    rest: &'a mut [Box<dyn Transform>],
+    out: &'a mut dyn Emit,
+}
+
+impl<'a> Chain<'a> {
+    pub fn new(transforms: &'a mut [Box<dyn Transform>], out: &'a mut dyn Emit) -> Chain<'a> {
+        Chain {
+            rest: transforms,
+            out,
+        }
+    }
+}
+
+impl Emit for Chain<'_> {
+    fn emit(&mut self, record: Record) -> Result<(), Error> {
+        match self.rest.split_first_mut() {
+            None => self.out.emit(record),
+            Some((first, rest)) => first.apply(
+                record,
+                &mut Chain {
+                    rest,
+                    out: &mut *self.out,
+                },
+            ),
+        }
+    }
+
+    fn reject(&mut self, record: Record, reason: String) -> Result<(), Error> {
+        self.out.reject(record, reason)
+    }
+
+    fn warn(&mut self, message: String) {
+        self.out.warn(message);
+    }
+}
+
+/// The end of the stream for a chain: each transform's [`Transform::finish`], in chain
+/// order, so what one lets go (`order`) still passes through the ones after it.
+pub fn finish_chain(
+    transforms: &mut [Box<dyn Transform>],
+    out: &mut dyn Emit,
+) -> Result<(), Error> {
+    for i in 0..transforms.len() {
+        let (head, rest) = transforms.split_at_mut(i + 1);
+        head[i].finish(&mut Chain {
+            rest,
+            out: &mut *out,
+        })?;
+    }
+    Ok(())
+}
+
 /// A simple [`Emit`] that collects into vectors: for tests and for small, bounded uses.
 #[derive(Debug, Default)]
 pub struct Collect {
@@ -75,96 +146,5 @@ impl Emit for Collect {
     }
     fn warn(&mut self, message: String) {
         self.warnings.push(message);
-    }
-}
-
-/// A chain of transforms run one record at a time outside the engine (the reading loop
-/// of the Python package and the Spark sources): what the engine's transform stage does
-/// between the decoder and the sinks, with the same order of calls.
-pub struct Chain {
-    transforms: Vec<Box<dyn Transform>>,
-}
-
-impl Chain {
-    pub fn new(transforms: Vec<Box<dyn Transform>>) -> Chain {
-        Chain { transforms }
-    }
-
-    /// Whether the chain has no transform.
-    pub fn is_empty(&self) -> bool {
-        self.transforms.is_empty()
-    }
-
-    /// Passes `record` through every transform; what comes out of the last goes to `out`.
-    pub fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
-        Link {
-            rest: &mut self.transforms,
-            out,
-        }
-        .emit(record)
-    }
-
-    /// The end of the stream: each transform's [`Transform::finish`], in chain order, so
-    /// that what one lets go (`order`'s records) passes through the ones after it.
-    pub fn finish(&mut self, out: &mut dyn Emit) -> Result<(), Error> {
-        for i in 0..self.transforms.len() {
-            let (head, rest) = self.transforms.split_at_mut(i + 1);
-            head[i].finish(&mut Link { rest, out })?;
-        }
-        Ok(())
-    }
-}
-
-/// The [`Emit`] after one transform: into the next, or out after the last.
-struct Link<'a> {
-    rest: &'a mut [Box<dyn Transform>],
-    out: &'a mut dyn Emit,
-}
-
-impl Emit for Link<'_> {
-    fn emit(&mut self, record: Record) -> Result<(), Error> {
-        match self.rest.split_first_mut() {
-            None => self.out.emit(record),
-            Some((first, rest)) => first.apply(
-                record,
-                &mut Link {
-                    rest,
-                    out: &mut *self.out,
-                },
-            ),
-        }
-    }
-    fn reject(&mut self, record: Record, reason: String) -> Result<(), Error> {
-        self.out.reject(record, reason)
-    }
-    fn warn(&mut self, message: String) {
-        self.out.warn(message)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transforms::{build, TransformContext};
-
-    #[test]
-    fn a_chain_runs_each_record_through_every_transform_then_finishes_in_order() {
-        let ctx = TransformContext::default();
-        let specs = ["order:+Title", "hits:2", "select:Title"];
-        let mut chain = Chain::new(specs.iter().map(|s| build(s, &ctx).unwrap()).collect());
-        let mut out = Collect::default();
-        for t in ["c", "a", "b"] {
-            chain
-                .apply(
-                    Record::new("FILE", t).with("Title", t).with("X", "1"),
-                    &mut out,
-                )
-                .unwrap();
-        }
-        assert!(out.records.is_empty(), "order holds records until the end");
-        chain.finish(&mut out).unwrap();
-        let titles: Vec<_> = out.records.iter().map(|r| r.get_str("Title")).collect();
-        assert_eq!(titles, [Some("a"), Some("b")]);
-        assert!(out.records.iter().all(|r| r.get("X").is_none()));
     }
 }

@@ -22,16 +22,19 @@ use soif_options::TransformOptions;
 use soif_pipeline::engine::rejection_of;
 use soif_pipeline::transforms::{self, FileMap, Files, TransformContext};
 use soif_pipeline::Source;
-use soif_pipeline::{Chain, Emit, Error};
+use soif_pipeline::{finish_chain, Chain, Emit, Error, Transform};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
+
+/// The transforms of a chain, in order.
+pub type Transforms = Vec<Box<dyn Transform>>;
 
 /// Rows the chain's thread may have handed over ahead of the reader.
 const AHEAD: usize = 1024;
 
 /// The chain of `opts`, its files read from the disk or, when it carries them (a chain
 /// shipped by a Spark driver), from those bytes.
-pub fn build(opts: &TransformOptions) -> Result<Chain, Failure> {
+pub fn build(opts: &TransformOptions) -> Result<Transforms, Failure> {
     let files = if opts.files.is_empty() {
         Files::default()
     } else {
@@ -45,18 +48,16 @@ pub fn build(opts: &TransformOptions) -> Result<Chain, Failure> {
     build_with(opts, files)
 }
 
-fn build_with(opts: &TransformOptions, files: Files) -> Result<Chain, Failure> {
+fn build_with(opts: &TransformOptions, files: Files) -> Result<Transforms, Failure> {
     let ctx = TransformContext {
         files,
         ..TransformContext::default()
     };
-    let transforms = opts
-        .specs
+    opts.specs
         .iter()
         .map(|spec| transforms::build(spec, &ctx))
         .collect::<Result<Vec<_>, Error>>()
-        .map_err(|e| Failure::Config(format!("transforms: {e}")))?;
-    Ok(Chain::new(transforms))
+        .map_err(|e| Failure::Config(format!("transforms: {e}")))
 }
 
 /// The chain as a Spark driver ships it to its executors: built once here (so that a bad
@@ -94,7 +95,7 @@ impl Core {
         decoder: DecoderOptions,
         policy: ErrorPolicy,
         counts: Arc<Counts>,
-        chain: Chain,
+        chain: Transforms,
     ) -> Result<Core, Failure> {
         if chain.is_empty() {
             return Core::new(source, decoder, policy, counts);
@@ -118,7 +119,7 @@ pub struct Chained {
 
 impl Chained {
     /// Reads `core` through `chain` on a thread of its own.
-    pub fn start(core: Core, chain: Chain) -> Result<Chained, Failure> {
+    pub fn start(core: Core, chain: Transforms) -> Result<Chained, Failure> {
         let (tx, rx) = sync_channel(AHEAD);
         std::thread::Builder::new()
             .name("soif-transforms".into())
@@ -153,7 +154,7 @@ impl Chained {
 }
 
 /// The chain's thread: every row of `core` through `chain`, into `tx`.
-fn run(mut core: Core, mut chain: Chain, tx: SyncSender<Result<Row, Failure>>) {
+fn run(mut core: Core, mut chain: Transforms, tx: SyncSender<Result<Row, Failure>>) {
     let mut out = Out {
         core: &mut core,
         tx: &tx,
@@ -162,9 +163,9 @@ fn run(mut core: Core, mut chain: Chain, tx: SyncSender<Result<Row, Failure>>) {
     let result = loop {
         match out.core.next_row() {
             Err(f) => break Err(f),
-            Ok(None) => break chain.finish(&mut out).map_err(|e| out.failed(e)),
+            Ok(None) => break finish_chain(&mut chain, &mut out).map_err(|e| out.failed(e)),
             Ok(Some(Row::Record(record))) => {
-                if let Err(e) = chain.apply(record, &mut out) {
+                if let Err(e) = Chain::new(&mut chain, &mut out).emit(record) {
                     break Err(out.failed(e));
                 }
             }

@@ -5,7 +5,6 @@ use crate::job::{execute, Job};
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::fail;
 use clap::Args;
-use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
 use soif_sources::InputSettings;
@@ -108,16 +107,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             ..EngineOptions::default()
         },
         transforms: config.transforms.clone(),
-        context: TransformContext {
-            schema: config.schema.clone(),
-            temp_dir: config.temp_dir.clone(),
-            memory_budget: config
-                .memory_budget
-                .map_or(soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET, |b| {
-                    b.as_usize()
-                }),
-            ..TransformContext::default()
-        },
+        context: config.transform_context(),
         sinks,
         quiet: args.quiet,
         state: args.state.options(config.state.as_ref())?,

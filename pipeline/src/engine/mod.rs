@@ -706,8 +706,8 @@ impl Emit for Chain<'_> {
     }
 }
 
-/// A rejection for a decoded record refused later (by a transform or a sink): the
-/// reason with the record's position and URL, and its bytes as read (for a quarantine).
+/// A rejection for a decoded record refused later (by a transform or a sink): the reason,
+/// then the input, byte offset, record number and URL.
 pub fn rejection_of(record: &Record, reason: &str) -> Rejection {
     let position = record.position.clone().unwrap_or_default();
     // Input, byte offset, record number and URL, as the decoder's own errors give them.
