@@ -227,6 +227,7 @@ impl PipelineConfig {
             memory_budget: self
                 .memory_budget
                 .map_or(DEFAULT_MEMORY_BUDGET, ByteSize::as_usize),
+            ..TransformContext::default()
         }
     }
 }
