@@ -126,6 +126,7 @@ impl InputArgs {
             temp_dir: self.temp_dir.clone(),
             memory_budget: self.memory_budget.as_usize(),
             schema,
+            ..TransformContext::default()
         }
     }
 

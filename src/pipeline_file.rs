@@ -42,7 +42,7 @@
 
 use serde::Deserialize;
 use soif_options::InputFormat;
-pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
+use soif_options::{ByteSize, ErrorOptions, SourceOptions};
 use soif_pipeline::transforms::{TransformContext, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
@@ -227,6 +227,7 @@ impl PipelineConfig {
             memory_budget: self
                 .memory_budget
                 .map_or(DEFAULT_MEMORY_BUDGET, ByteSize::as_usize),
+            ..TransformContext::default()
         }
     }
 }
