@@ -21,7 +21,7 @@ pub mod size;
 pub mod source;
 pub mod spark;
 
-pub use error::OptionError;
+pub use error::{one_of, OptionError};
 pub use map::OptionMap;
 pub use policy::{ErrorOptions, ErrorPolicy};
 pub use size::{ByteSize, SizeError};

@@ -10,6 +10,7 @@
 use crate::parquet::{Compression, Layout};
 use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Charset, Format};
 use serde::{Deserialize, Deserializer};
+use soif_options::OptionError;
 use soif_pipeline::Error;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -51,20 +52,37 @@ impl<'de> Deserialize<'de> for SinkConfig {
                 Format::ALL.join(", ")
             ))
         })?;
-        let v = Value::Object(table);
+        let v = Value::Object(table.clone());
         let config = match format {
-            Format::Jsonl => serde_json::from_value(v).map(SinkConfig::Jsonl),
-            Format::Soif => serde_json::from_value(v).map(SinkConfig::Soif),
-            Format::Csv => serde_json::from_value(v).map(SinkConfig::Csv),
-            Format::Rdfxml => serde_json::from_value(v).map(SinkConfig::Rdfxml),
-            Format::Sqlite => serde_json::from_value(v).map(SinkConfig::Sqlite),
-            Format::Rdm => serde_json::from_value(v).map(SinkConfig::Rdm),
-            Format::Parquet => serde_json::from_value(v).map(SinkConfig::Parquet),
-            Format::Arrow => serde_json::from_value(v).map(SinkConfig::Arrow),
-            Format::Null => serde_json::from_value(v).map(SinkConfig::Null),
+            Format::Jsonl => typed(v).map(SinkConfig::Jsonl),
+            Format::Soif => typed(v).map(SinkConfig::Soif),
+            Format::Csv => typed(v).map(SinkConfig::Csv),
+            Format::Rdfxml => typed(v).map(SinkConfig::Rdfxml),
+            Format::Sqlite => typed(v).map(SinkConfig::Sqlite),
+            Format::Rdm => typed(v).map(SinkConfig::Rdm),
+            Format::Parquet => typed(v).map(SinkConfig::Parquet),
+            Format::Arrow => typed(v).map(SinkConfig::Arrow),
+            Format::Null => typed(v).map(SinkConfig::Null),
         };
-        config.map_err(|e| D::Error::custom(format!("a {} sink: {e}", format.as_str())))
+        // The key refused, with its value, as every front end reports a bad option.
+        config.map_err(|e| {
+            let key = e.path().to_string();
+            let value = match table.get(&key) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            let error = OptionError::from_serde(&key, &value, &e.inner().to_string());
+            D::Error::custom(format!("a {} sink: {error}", format.as_str()))
+        })
     }
+}
+
+/// A format's `Config` from a `[[sink]]` table's other keys; the error names the key.
+fn typed<T: serde::de::DeserializeOwned>(
+    v: serde_json::Value,
+) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(v)
 }
 
 impl SinkConfig {
@@ -312,22 +330,34 @@ pub fn parse_layout(s: &str) -> Result<Layout, Error> {
         .ok_or_else(|| Error::Config(format!("unknown parquet layout `{s}` (records or wide)")))
 }
 
+/// A string naming one of `names`, read by `parse`.
+fn de_named<'de, D: Deserializer<'de>, T>(
+    d: D,
+    names: &[&str],
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, D::Error> {
+    let s = String::deserialize(d)?;
+    parse(&s).ok_or_else(|| {
+        serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&s),
+            &soif_options::one_of(names).as_str(),
+        )
+    })
+}
+
 /// `charset = "utf8" | "latin1"`.
 pub(crate) fn de_charset<'de, D: Deserializer<'de>>(d: D) -> Result<Charset, D::Error> {
-    let s = String::deserialize(d)?;
-    parse_charset(&s).map_err(serde::de::Error::custom)
+    de_named(d, &["utf8", "latin1"], |s| parse_charset(s).ok())
 }
 
 /// `compression = "zstd" | "snappy" | "gzip" | "none"`.
 pub(crate) fn de_compression<'de, D: Deserializer<'de>>(d: D) -> Result<Compression, D::Error> {
-    let s = String::deserialize(d)?;
-    parse_compression(&s).map_err(serde::de::Error::custom)
+    de_named(d, &Compression::ALL, Compression::parse)
 }
 
 /// `parquet_layout = "records" | "wide"`.
 pub(crate) fn de_layout<'de, D: Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
-    let s = String::deserialize(d)?;
-    parse_layout(&s).map_err(serde::de::Error::custom)
+    de_named(d, &Layout::ALL, Layout::parse)
 }
 
 pub(crate) fn default_list_separator() -> String {
@@ -360,7 +390,10 @@ mod tests {
     #[test]
     fn a_key_of_another_format_is_an_error() {
         let e = sink("format = \"jsonl\"\noutput = \"a\"\nbom = true\n").unwrap_err();
-        assert!(e.contains("a jsonl sink: unknown field `bom`"), "{e}");
+        assert!(
+            e.contains("a jsonl sink: unknown option `bom` (known: output, charset)"),
+            "{e}"
+        );
         let e = sink("format = \"csv\"\ngzip_posts = true\n").unwrap_err();
         assert!(e.contains("gzip_posts"), "{e}");
         let c = sink("format = \"csv\"\nbom = true\ncolumns = [\"Title\"]\n").unwrap();
@@ -370,9 +403,17 @@ mod tests {
         assert!(c.bom);
         assert_eq!(c.list_separator, "|");
         let e = sink("format = \"parquet\"\ncompression = \"lz4\"\n").unwrap_err();
-        assert!(e.contains("unknown compression `lz4`"), "{e}");
+        assert!(
+            e.contains(
+                "a parquet sink: option compression=`lz4`: expected zstd, snappy, gzip or none"
+            ),
+            "{e}"
+        );
         let e = sink("format = \"jsonl\"\ncharset = \"ebcdic\"\n").unwrap_err();
-        assert!(e.contains("unknown charset `ebcdic`"), "{e}");
+        assert!(
+            e.contains("a jsonl sink: option charset=`ebcdic`: expected utf8 or latin1"),
+            "{e}"
+        );
     }
 
     #[test]
