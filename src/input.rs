@@ -6,7 +6,7 @@ use clap::Args;
 use soif_options::{ByteSize, ErrorPolicy, InputFormat, OptionError};
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
-use soif_sources::{InputSource, InputSpec, SourceOptions};
+use soif_sources::{InputSettings, InputSource, InputSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -104,8 +104,8 @@ impl InputArgs {
         Ok(o)
     }
 
-    pub fn source_options(&self) -> SourceOptions {
-        SourceOptions::from(&self.unchecked())
+    pub fn input_settings(&self) -> InputSettings {
+        InputSettings::from(&self.unchecked())
     }
 
     pub fn engine_options(&self, reporter: &Arc<Reporter>) -> Result<EngineOptions, Error> {
@@ -124,6 +124,7 @@ impl InputArgs {
             temp_dir: self.temp_dir.clone(),
             memory_budget: self.memory_budget.as_usize(),
             schema,
+            ..TransformContext::default()
         }
     }
 
@@ -132,6 +133,6 @@ impl InputArgs {
     }
 
     pub fn source(&self, specs: Vec<InputSpec>) -> InputSource {
-        InputSource::new(specs, self.source_options())
+        InputSource::new(specs, self.input_settings())
     }
 }

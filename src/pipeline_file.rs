@@ -46,8 +46,8 @@
 //! option `max_record_sise` (did you mean `max_record_size`?)`.
 
 use serde::Deserialize;
-use soif_options::OptionError;
-pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
+use soif_options::{ByteSize, ErrorOptions, InputFormat, OptionError, SourceOptions};
+use soif_pipeline::transforms::{TransformContext, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
 use std::collections::HashMap;
@@ -78,6 +78,80 @@ pub struct PipelineConfig {
     pub temp_dir: Option<PathBuf>,
     /// `[state]`: make the pipeline incremental (`--state`).
     pub state: Option<StateConfig>,
+    /// `[[test]]` tables: cases `soif test` runs through the transform chain (see
+    /// [`TestCase`]); `soif run` ignores them.
+    #[serde(rename = "test", default)]
+    pub tests: Vec<TestCase>,
+}
+
+/// One `[[test]]` of a pipeline file (docs/testing.md): records in, and what the
+/// transform chain must make of them. Every outcome is checked: records out (`output`,
+/// none when absent), records rejected (`rejected`, none when absent) and records
+/// filtered (`filtered`, 0 when absent).
+///
+/// ```toml
+/// [[test]]
+/// name = "titles survive"
+/// input = '''
+/// {"template":"FILE","url":"http://example.org/a.html","attributes":{"Title":"Maps"}}
+/// '''
+/// output = '''
+/// {"template":"FILE","url":"http://example.org/a.html","attributes":{"Title":"Maps"}}
+/// '''
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestCase {
+    /// Shown in the report.
+    pub name: String,
+    /// The input records: SOIF or JSON Lines text.
+    pub input: Option<String>,
+    /// …or a file of them (relative to the directory `soif test` is started in).
+    pub input_file: Option<PathBuf>,
+    /// How to read the input: `auto` (the default: by content, or by the file's name),
+    /// `soif`, `jsonl`, or for a file also `parquet` or `arrow`.
+    #[serde(default)]
+    pub format: soif_options::InputFormat,
+    /// The records expected out of the chain, in order, as JSON Lines
+    /// (docs/formats.md#jsonl).
+    pub output: Option<String>,
+    /// The rejections expected, in order: for each, its reason or a part of it.
+    #[serde(default)]
+    pub rejected: Expected<String>,
+    /// How many records the chain drops on purpose, or `true`: every record read.
+    pub filtered: Option<Filtered>,
+}
+
+/// One item or a list of them (`rejected = "reason"` or `rejected = ["a", "b"]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Expected<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> Default for Expected<T> {
+    fn default() -> Self {
+        Expected::Many(Vec::new())
+    }
+}
+
+impl<T> Expected<T> {
+    /// The items, in order.
+    pub fn items(&self) -> &[T] {
+        match self {
+            Expected::One(one) => std::slice::from_ref(one),
+            Expected::Many(many) => many,
+        }
+    }
+}
+
+/// `filtered = 2`, or `filtered = true` (every record read).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum Filtered {
+    All(bool),
+    Count(u64),
 }
 
 /// `[state]`: an incremental pipeline (what `convert --state` does).
@@ -147,7 +221,50 @@ impl PipelineConfig {
         };
         config.source.check().map_err(|e| at_key("source", e))?;
         config.errors.policy().map_err(|e| at_key("errors", e))?;
+        for (i, t) in config.tests.iter().enumerate() {
+            let at = || format!("[[test]] {} ({:?})", i + 1, t.name);
+            match (&t.input, &t.input_file) {
+                (Some(_), Some(_)) => {
+                    return Err(whole(format!(
+                        "{}: give `input` or `input_file`, not both",
+                        at()
+                    )))
+                }
+                (None, None) => {
+                    return Err(whole(format!(
+                        "{}: no input: give `input` (SOIF or JSON Lines text) or `input_file`",
+                        at()
+                    )))
+                }
+                _ => {}
+            }
+            if t.input.is_some()
+                && !matches!(
+                    t.format,
+                    InputFormat::Auto | InputFormat::Soif | InputFormat::Jsonl
+                )
+            {
+                return Err(whole(format!(
+                    "{}: format = \"{}\" is read from a file: use `input_file`",
+                    at(),
+                    t.format
+                )));
+            }
+        }
         Ok(config)
+    }
+
+    /// What the transforms get from the pipeline: its `schema`, `memory_budget` and
+    /// `temp_dir`. `soif run` and `soif test` build their chains with it.
+    pub fn transform_context(&self) -> TransformContext {
+        TransformContext {
+            schema: self.schema.clone(),
+            temp_dir: self.temp_dir.clone(),
+            memory_budget: self
+                .memory_budget
+                .map_or(DEFAULT_MEMORY_BUDGET, ByteSize::as_usize),
+            ..TransformContext::default()
+        }
     }
 }
 

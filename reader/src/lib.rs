@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! Source (paths, a byte range, bytes)        read::path_source, input::BytesInput
-//!    └─ Core: decoder → error policy          read::Core, read::Policy
+//!    └─ Core: decoder → error policy          read::Core, soif_options::ErrorPolicy
 //!         └─ chunks (rows, or objects in place) → Batches → Arrow RecordBatch
 //!                                              batches::Batches, batches::Extras
 //! ```
@@ -14,6 +14,8 @@
 //! - [`batches`]: the record batches of the loop in the Arrow layout of `soif-arrow`
 //!   (with the `_corrupt_record` and `_source` columns when asked for), built on worker
 //!   threads;
+//! - [`chain`]: the transform chain of a read (`transforms`), and the form a Spark
+//!   driver ships it in;
 //! - [`input`]: bytes held in memory as an input;
 //! - [`options`]: the options of a read as the front ends hand them over (a flat map of
 //!   strings), parsed by `soif-options`.
@@ -22,6 +24,7 @@
 //! `spark/native/src/lib.rs`).
 
 pub mod batches;
+pub mod chain;
 pub mod input;
 pub mod options;
 pub mod read;
@@ -29,4 +32,4 @@ pub mod read;
 pub use batches::{Batches, Extras, BATCH_BYTES};
 pub use input::BytesInput;
 pub use options::{ReadOptions, DEFAULT_BATCH_SIZE};
-pub use read::{path_source, Core, Corrupt, Counts, Failure, Policy, Row, MAX_ERRORS};
+pub use read::{path_source, Core, Corrupt, Counts, Failure, Row, MAX_ERRORS};

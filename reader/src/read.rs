@@ -9,7 +9,7 @@
 //!
 //! For a batch, [`Core::fill_chunk`] gathers a batch's worth: objects of an input held
 //! whole stay ranges of it ([`Placed`], the fast path, also with the `_corrupt_record`
-//! and `_source` columns), other inputs' records and ([`Policy::Column`]) bad records
+//! and `_source` columns), other inputs' records and ([`ErrorPolicy::Column`]) bad records
 //! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
 //! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
 
@@ -19,6 +19,7 @@ use soif_arrow::Spans;
 use soif_codecs::soif::split::{decode_range, RangeSpec};
 use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, ObjectSpans, SoifDecoder};
 use soif_codecs::Record;
+use soif_options::ErrorPolicy;
 use soif_pipeline::quarantine::QuarantineFile;
 use soif_pipeline::source::{InputData, Rejection, Source};
 use soif_pipeline::Error;
@@ -34,10 +35,6 @@ const READ_CAPACITY: usize = 1 << 20;
 const READ_SPARE: usize = 256 * 1024;
 /// Rejections kept for `Reader.errors` (the counts go on past it).
 pub const MAX_ERRORS: usize = 1000;
-
-/// What to do with a record that cannot be read (docs/contract.md#bad-input): the one
-/// error policy of every front end ([`Policy::Column`]: a bad record becomes a row of its own, [`Row::Corrupt`]).
-pub use soif_options::ErrorPolicy as Policy;
 
 /// A record that could not be read, as a row (`on_error="column"`).
 #[derive(Debug, Clone)]
@@ -122,6 +119,9 @@ pub struct Counts {
     /// The failure that ended the read, kept for `Reader.error`: through the Arrow C
     /// stream a consumer sees only its message.
     pub failure: Mutex<Option<Failure>>,
+    /// The transforms' warnings (`dc`'s values it could not convert…), the first
+    /// [`MAX_ERRORS`].
+    pub warnings: Mutex<Vec<String>>,
 }
 
 fn bump(c: &AtomicU64) {
@@ -149,6 +149,26 @@ enum Feed {
     },
 }
 
+/// The next row of a reader fed from elsewhere (`None` at the end).
+pub(crate) type RowFeed = Box<dyn FnMut() -> Result<Option<Row>, Failure> + Send>;
+
+/// No input: the source of a reader whose rows come from elsewhere (its chain).
+struct NoInput;
+
+impl Source for NoInput {
+    fn next_input(
+        &mut self,
+    ) -> futures::future::BoxFuture<'_, Result<Option<soif_pipeline::Input>, Error>> {
+        Box::pin(async { Ok(None) })
+    }
+    fn bytes_read(&self) -> u64 {
+        0
+    }
+    fn total_bytes(&self) -> Option<u64> {
+        Some(0)
+    }
+}
+
 /// The source of files read by path, for both front ends (`soif.read` and the JVM
 /// reader): a byte range of one plain file, starting in the decoder state `range` gives,
 /// or the files `paths` name (globs and directories expanded, compressed files inflated).
@@ -171,7 +191,7 @@ pub fn path_source(
     let specs = soif_sources::expand(paths)?;
     Ok(Box::new(soif_sources::InputSource::new(
         specs,
-        soif_sources::SourceOptions::from(options),
+        soif_sources::InputSettings::from(options),
     )))
 }
 
@@ -181,7 +201,7 @@ pub struct Core {
     source: Box<dyn Source>,
     feed: Option<Feed>,
     decoder: DecoderOptions,
-    policy: Policy,
+    policy: ErrorPolicy,
     quarantine: Option<QuarantineFile>,
     counts: Arc<Counts>,
     /// A failure met while a batch was being filled: the batch is handed out first.
@@ -193,13 +213,16 @@ pub struct Core {
     done: bool,
     /// A failure was handed out: the read is over.
     failed: bool,
+    /// Where the rows come from when not from `source`: the transform chain, reading
+    /// another `Core` on its own thread (see [`crate::chain`]).
+    rows: Option<RowFeed>,
 }
 
 impl Core {
     pub fn new(
         source: Box<dyn Source>,
         decoder: DecoderOptions,
-        policy: Policy,
+        policy: ErrorPolicy,
         counts: Arc<Counts>,
     ) -> Result<Core, Failure> {
         // One thread: the caller's. `enable_all` for the HTTP client's timers and sockets.
@@ -212,7 +235,7 @@ impl Core {
         let quarantine = match &policy {
             // Created by the first rejected record, as the CLI's: a read that rejects
             // nothing leaves no file (and removes an earlier read's).
-            Policy::Quarantine(path) => {
+            ErrorPolicy::Quarantine(path) => {
                 Some(QuarantineFile::open(path).map_err(|e| Failure::Io {
                     message: format!("quarantine {}: {e}", path.display()),
                 })?)
@@ -231,7 +254,22 @@ impl Core {
             carry: None,
             done: false,
             failed: false,
+            rows: None,
         })
+    }
+
+    /// A reader that reads nothing itself: its rows are `rows`' (the transform chain's,
+    /// see [`Core::with_transforms`]), under `policy`; no input, no quarantine of its own.
+    pub(crate) fn from_rows(
+        rows: RowFeed,
+        decoder: DecoderOptions,
+        policy: ErrorPolicy,
+        counts: Arc<Counts>,
+    ) -> Result<Core, Failure> {
+        let mut core = Core::new(Box::new(NoInput), decoder, ErrorPolicy::Skip, counts)?;
+        core.policy = policy;
+        core.rows = Some(rows);
+        Ok(core)
     }
 
     /// Opens the next input as the feed; false at the end of the inputs.
@@ -343,7 +381,7 @@ impl Core {
                         return Err(Failure::Io {
                             message: format!(
                                 "{}: reading stopped after {n} record{}",
-                                soif_pipeline::error::error_chain(&e),
+                                soif_codecs::run_error::error_chain(&e),
                                 if n == 1 { "" } else { "s" }
                             ),
                         });
@@ -361,9 +399,17 @@ impl Core {
         }
     }
 
-    /// The next good record (or, under [`Policy::Column`], bad one), with the error
-    /// policy applied to bad ones.
+    /// The next row handed out: out of the transform chain when there is one.
     fn next_record(&mut self) -> Result<Option<Row>, Failure> {
+        match self.rows.as_mut() {
+            Some(rows) => rows(),
+            None => self.next_row(),
+        }
+    }
+
+    /// The next good record (or, under [`ErrorPolicy::Column`], bad one) of the inputs, with
+    /// the error policy applied to bad ones.
+    pub(crate) fn next_row(&mut self) -> Result<Option<Row>, Failure> {
         loop {
             let Some(item) = self.next_item()? else {
                 if let Some(q) = self.quarantine.as_mut() {
@@ -381,7 +427,7 @@ impl Core {
                     }
                     return Ok(Some(Row::Record(record)));
                 }
-                Err(corrupt) if self.policy == Policy::Column => {
+                Err(corrupt) if self.policy == ErrorPolicy::Column => {
                     return Ok(Some(self.corrupt_row(corrupt)));
                 }
                 Err(corrupt) => self.reject(corrupt.rejection)?,
@@ -401,6 +447,35 @@ impl Core {
         Row::Corrupt(corrupt)
     }
 
+    /// A record a transform rejected (counted in `records_in` already), under the error
+    /// policy: a row of its own under [`ErrorPolicy::Column`], else `None`.
+    pub(crate) fn reject_row(&mut self, corrupt: Box<Corrupt>) -> Result<Option<Row>, Failure> {
+        if self.policy == ErrorPolicy::Column {
+            return Ok(Some(self.corrupt_row(corrupt)));
+        }
+        self.reject(corrupt.rejection)?;
+        Ok(None)
+    }
+
+    /// Writes out what the quarantine holds.
+    pub(crate) fn flush_quarantine(&mut self) -> Result<(), Failure> {
+        match self.quarantine.as_mut() {
+            Some(q) => q.flush().map_err(|e| Failure::Io {
+                message: format!("writing the quarantine: {e}"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps a transform's warning for `Reader.warnings`.
+    pub(crate) fn warn(&self, message: String) {
+        if let Ok(mut w) = self.counts.warnings.lock() {
+            if w.len() < MAX_ERRORS {
+                w.push(message);
+            }
+        }
+    }
+
     /// Keeps the failure that ended the read for `Reader.error`.
     pub fn keep_failure(&self, f: Failure) {
         if let Ok(mut kept) = self.counts.failure.lock() {
@@ -412,10 +487,10 @@ impl Core {
     fn reject(&mut self, rejection: Rejection) -> Result<(), Failure> {
         bump(&self.counts.rejected);
         match &self.policy {
-            Policy::Fail => return Err(Failure::Decode(rejection)),
+            ErrorPolicy::Fail => return Err(Failure::Decode(rejection)),
             // Column rows are made by `next_record`; nothing else to do here.
-            Policy::Skip | Policy::Column => {}
-            Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
+            ErrorPolicy::Skip | ErrorPolicy::Column => {}
+            ErrorPolicy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
                 (Some(raw), Some(q)) => {
                     q.write(raw).map_err(|e| Failure::Io {
                         message: format!("writing the quarantine: {e}"),
@@ -499,7 +574,7 @@ impl Core {
     /// of the input ([`Placed`]), and the batch is built from those (the fast path of
     /// `soif_arrow::spans`). A chunk holds one kind, so it ends where a mapped file and
     /// an input read as a stream (compressed, a URL) follow each other, and, under
-    /// [`Policy::Column`], where a bad record follows good objects or a good object bad
+    /// [`ErrorPolicy::Column`], where a bad record follows good objects or a good object bad
     /// records: the bad records are rows ([`Row::Corrupt`]) of a chunk of their own, in
     /// their place in the sequence, so the rows and their values are those of the record
     /// path and only the batches' boundaries differ. `sources`: keep each object's input
@@ -530,7 +605,7 @@ impl Core {
         Ok(chunk)
     }
 
-    /// Adds the next good record or object (or, under [`Policy::Column`], bad record) to
+    /// Adds the next good record or object (or, under [`ErrorPolicy::Column`], bad record) to
     /// `chunk`: `Some(Some(bytes))` for an object in place, `Some(None)` for a row; `None`
     /// at the end, or where the chunk must end because the next item is of the other
     /// kind (an input read as a stream is not looked at yet; an item already read is
@@ -540,6 +615,10 @@ impl Core {
         chunk: &mut Option<Chunk>,
         sources: bool,
     ) -> Result<Option<Option<usize>>, Failure> {
+        if self.rows.is_some() {
+            // Transformed records are rows.
+            return self.next_record_into(chunk);
+        }
         loop {
             if self.feed.is_none() && !self.open_next()? {
                 // The end: what is left to do there (the quarantine's flush).
@@ -590,7 +669,7 @@ impl Core {
                 Some(Err(e)) => {
                     consumed(items.offset().saturating_sub(IN_PLACE_LAG));
                     bump(&self.counts.records_in);
-                    if self.policy != Policy::Column {
+                    if self.policy != ErrorPolicy::Column {
                         self.reject(Rejection::from(e))?;
                         continue;
                     }
@@ -609,7 +688,7 @@ impl Core {
         }
     }
 
-    /// The next good record (or, under [`Policy::Column`], bad one) into a chunk of rows
+    /// The next good record (or, under [`ErrorPolicy::Column`], bad one) into a chunk of rows
     /// (`None` at the end).
     fn next_record_into(
         &mut self,
@@ -682,7 +761,7 @@ mod tests {
 @FILE { http://b/\nTitle{99}:\tB\n}\n\n\
 @FILE { http://c/\nTitle{1}:\tC\n}\n";
 
-    fn core(data: &'static [u8], policy: Policy) -> (Core, Arc<Counts>) {
+    fn core(data: &'static [u8], policy: ErrorPolicy) -> (Core, Arc<Counts>) {
         let counts = Arc::new(Counts::default());
         let source = Box::new(BytesInput::new("t.soif", Bytes::from_static(data)));
         let core = Core::new(source, DecoderOptions::default(), policy, counts.clone())
@@ -717,7 +796,7 @@ mod tests {
 
     #[test]
     fn skip_drops_the_bad_record_and_counts_it() {
-        let (mut core, counts) = core(WITH_BAD, Policy::Skip);
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Skip);
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/", "http://c/"]);
         assert!(failure.is_none());
@@ -731,7 +810,7 @@ mod tests {
 
     #[test]
     fn fail_hands_out_what_came_before_then_the_rejection() {
-        let (mut core, counts) = core(WITH_BAD, Policy::Fail);
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Fail);
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/"]);
         match failure {
@@ -748,7 +827,7 @@ mod tests {
 
     #[test]
     fn column_keeps_the_bad_record_as_a_row_in_its_place() {
-        let (mut core, counts) = core(WITH_BAD, Policy::Column);
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Column);
         let (rows, failure) = rows(&mut core, 10);
         assert!(failure.is_none());
         assert_eq!(rows.len(), 3);
@@ -763,7 +842,7 @@ mod tests {
     fn quarantine_writes_the_bad_record_s_bytes() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("bad.soif");
-        let (mut core, counts) = core(WITH_BAD, Policy::Quarantine(path.clone()));
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Quarantine(path.clone()));
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/", "http://c/"]);
         assert!(failure.is_none());
@@ -776,15 +855,132 @@ mod tests {
         );
         assert!(!kept.windows(9).any(|w| w == b"http://a/"));
         // Nothing rejected: no file (an earlier read's is removed).
-        let (mut core, _) = self::core(b"@FILE { http://a/\n}\n", Policy::Quarantine(path.clone()));
+        let (mut core, _) = self::core(
+            b"@FILE { http://a/\n}\n",
+            ErrorPolicy::Quarantine(path.clone()),
+        );
         let (urls, _) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/"]);
         assert!(!path.exists());
     }
 
+    /// A reader of `data` through the chain `specs` (with `schema.soif` in `dir`: `Size`
+    /// an int).
+    fn chained(
+        data: &'static [u8],
+        specs: &[&str],
+        dir: &std::path::Path,
+        policy: ErrorPolicy,
+    ) -> (Core, Arc<Counts>) {
+        std::fs::write(
+            dir.join("schema.soif"),
+            "@SCHEMA { -\nSchema-Name{4}:\tFILE\nLast-Modified{29}:\tThu, 16 May 1996 00:00:00 GMT\n\
+             SOIF-Attribute-1{4}:\tSize\nData-Type-1{3}:\tint\n}\n",
+        )
+        .expect("a schema");
+        let specs: Vec<String> = specs
+            .iter()
+            .map(|s| s.replace("SCHEMA", &dir.join("schema.soif").display().to_string()))
+            .collect();
+        let opts = soif_options::TransformOptions {
+            specs,
+            ..Default::default()
+        };
+        let chain = crate::chain::build(&opts).expect("a chain");
+        let counts = Arc::new(Counts::default());
+        let source = Box::new(BytesInput::new("t.soif", Bytes::from_static(data)));
+        let core = Core::with_transforms(
+            source,
+            DecoderOptions::default(),
+            policy,
+            counts.clone(),
+            chain,
+        )
+        .expect("a reader of bytes");
+        (core, counts)
+    }
+
+    /// Three records, the second with a `Size` that is not a number.
+    const SIZES: &[u8] = b"@FILE { http://a/\nSize{1}:\t1\nAuthor-1{1}:\tx\nAuthor-2{1}:\ty\n}\n\
+@FILE { http://b/\nSize{3}:\tbig\n}\n\
+@FILE { http://c/\nSize{1}:\t3\n}\n";
+
+    #[test]
+    fn transforms_run_between_the_decoder_and_the_rows() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (mut core, counts) = chained(
+            SIZES,
+            &["collapse", "match:Size=1"],
+            dir.path(),
+            ErrorPolicy::Fail,
+        );
+        let mut got = Vec::new();
+        while core
+            .fill(10, usize::MAX, |row| {
+                if let Row::Record(r) = row {
+                    got.push(r);
+                }
+                1
+            })
+            .expect("no failure")
+            > 0
+        {}
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].url_str(), "http://a/");
+        assert!(matches!(got[0].get("Author"), Some(soif_codecs::Value::List(l)) if l.len() == 2));
+        assert_eq!(counts.records_in.load(Ordering::Relaxed), 3);
+        assert_eq!(counts.records_out.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_transform_s_rejection_follows_the_error_policy() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // skip: counted and kept in `errors`.
+        let (mut core, counts) =
+            chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Skip);
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/", "http://c/"]);
+        assert!(failure.is_none());
+        assert_eq!(counts.rejected.load(Ordering::Relaxed), 1);
+        let errors = counts.errors.lock().expect("errors").clone();
+        assert!(
+            errors[0].message.contains("record 2 (http://b/)"),
+            "{}",
+            errors[0].message
+        );
+        // fail: the records before it, then the rejection.
+        let (mut core, _) = chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Fail);
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/"]);
+        assert!(
+            matches!(&failure, Some(Failure::Decode(r)) if r.position.record == 2),
+            "{failure:?}"
+        );
+        // column: a row of its own, in its place.
+        let (mut core, _) = chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Column);
+        let (rows, _) = rows(&mut core, 10);
+        assert_eq!(rows.len(), 3);
+        assert!(rows[1].starts_with("corrupt: "), "{}", rows[1]);
+        // quarantine: its bytes exactly as read.
+        let q = dir.path().join("q.soif");
+        let (mut core, counts) = chained(
+            SIZES,
+            &["validate:SCHEMA"],
+            dir.path(),
+            ErrorPolicy::Quarantine(q.clone()),
+        );
+        let (urls, _) = self::rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/", "http://c/"]);
+        assert_eq!(counts.quarantined.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            std::fs::read(&q).expect("the quarantine"),
+            b"@FILE { http://b/\nSize{3}:\tbig\n}\n"
+        );
+    }
+
     #[test]
     fn fill_stops_at_its_row_and_byte_bounds() {
-        let (mut core, _) = core(WITH_BAD, Policy::Skip);
+        let (mut core, _) = core(WITH_BAD, ErrorPolicy::Skip);
         // One row per call, whatever `max` says, once the bytes are reached.
         let mut calls = 0;
         loop {
@@ -796,7 +992,7 @@ mod tests {
             calls += 1;
         }
         assert_eq!(calls, 2);
-        let (mut core, _) = self::core(WITH_BAD, Policy::Skip);
+        let (mut core, _) = self::core(WITH_BAD, ErrorPolicy::Skip);
         let (urls, _) = rows(&mut core, 1);
         assert_eq!(urls.len(), 2);
     }
@@ -867,8 +1063,8 @@ mod tests {
             )
             .expect("a range source");
             let counts = Arc::new(Counts::default());
-            let mut core =
-                Core::new(source, opts.clone(), Policy::Skip, counts.clone()).expect("a reader");
+            let mut core = Core::new(source, opts.clone(), ErrorPolicy::Skip, counts.clone())
+                .expect("a reader");
             let (got, failure) = rows(&mut core, 64);
             assert!(failure.is_none(), "{failure:?}");
             urls.extend(got);

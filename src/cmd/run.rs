@@ -5,10 +5,9 @@ use crate::job::{execute, Job};
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::fail;
 use clap::Args;
-use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
-use soif_sources::SourceOptions;
+use soif_sources::InputSettings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -60,7 +59,7 @@ pub struct RunArgs {
 
     /// --state, --settle and --report override the pipeline's [state] table.
     #[command(flatten)]
-    pub state: crate::job::StateArgs,
+    pub state: crate::job::IncrementalArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
@@ -101,22 +100,14 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             soif_sources::expand(&config.source.inputs)?
         },
         range: None,
-        source: SourceOptions::from(&config.source),
+        source: InputSettings::from(&config.source),
         engine: EngineOptions {
             policy,
             decoder,
             ..EngineOptions::default()
         },
         transforms: config.transforms.clone(),
-        context: TransformContext {
-            schema: config.schema.clone(),
-            temp_dir: config.temp_dir.clone(),
-            memory_budget: config
-                .memory_budget
-                .map_or(soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET, |b| {
-                    b.as_usize()
-                }),
-        },
+        context: config.transform_context(),
         sinks,
         quiet: args.quiet,
         state: args.state.options(config.state.as_ref())?,

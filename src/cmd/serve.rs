@@ -103,7 +103,7 @@ pub struct ServeArgs {
 
     /// Records (or headers) per OAI-PMH list page; longer lists are continued with
     /// resumption tokens.
-    #[arg(long, value_name = "N", default_value_t = soif_server::oai::DEFAULT_PAGE_SIZE)]
+    #[arg(long, value_name = "N", default_value_t = soif_server::config::DEFAULT_PAGE_SIZE)]
     pub oai_page_size: usize,
 
     /// The OAI-PMH repository identifier of the first catalog (a domain name you control,
@@ -239,7 +239,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         max_connections_per_client: args.max_connections_per_client.max(1),
         max_connections: args.max_connections.max(1),
         read_only: args.read_only,
-        oai: soif_server::oai::OaiConfig {
+        oai: soif_server::config::OaiConfig {
             public_url: args.public_url.clone(),
             admin_email: args.admin_email.clone(),
             page_size: args.oai_page_size.max(1),
@@ -248,7 +248,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         },
     };
     if let Some(id) = &config.oai.repository_id {
-        if !soif_server::oai::ids::valid_repository_id(id) {
+        if !soif_codecs::oai::ids::valid_repository_id(id) {
             return Err(Error::Config(format!(
                 "--oai-repository-id {id:?}: expected a domain name such as catalog.example.org"
             )));
@@ -311,7 +311,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             );
             log!(
                 "soif: OAI-PMH at http://{addr}/oai and /oai/NAME (repository oai:{repository_id}{})",
-                if repository_id == soif_server::oai::FALLBACK_REPOSITORY_ID {
+                if repository_id == soif_server::config::FALLBACK_REPOSITORY_ID {
                     "; set --oai-repository-id or --public-url"
                 } else {
                     ""

@@ -27,7 +27,7 @@
 //! refused with `--state`.
 
 use super::pass::{run_job, Job};
-use super::state::StateOptions;
+use super::state::IncrementalOptions;
 use crate::terminal::{fail, Reporter, EXIT_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 use serde_json::{json, Value};
 use soif_pipeline::engine::ErrorPolicy;
@@ -37,7 +37,7 @@ use soif_sources::InputSpec;
 use soif_state::outputs::{plan, PlannedOutput};
 use soif_state::scan::{self, FileDecision, Reason};
 use soif_state::{
-    Counts, Progress, RunStatus, SourceProgress, StateStore, TakenFile, EXIT_ALREADY_RUNNING,
+    Counts, RunStatus, SourceProgress, Staged, StateStore, TakenFile, EXIT_ALREADY_RUNNING,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -271,13 +271,13 @@ pub fn execute(mut job: Job) -> ExitCode {
 
     // Every sink has finished: stage, publish, apply.
     let by_name = counts_by_name(&summary);
-    let mut progress = Progress {
+    let mut progress = Staged {
         totals: Counts {
             records_in: summary.records_in,
             records_out: summary.records_out,
             rejected: summary.rejected,
         },
-        ..Progress::default()
+        ..Staged::default()
     };
     for p in &plans {
         for f in &p.files {
@@ -414,7 +414,7 @@ fn counts_by_name(summary: &Summary) -> HashMap<&str, &InputCounts> {
 }
 
 /// `--dry-run`: the decisions, on stdout, one per line; nothing changes.
-fn dry_run(job: &Job, opts: &StateOptions) -> ExitCode {
+fn dry_run(job: &Job, opts: &IncrementalOptions) -> ExitCode {
     let store = match StateStore::open_read_only(&opts.path) {
         Ok(s) => s,
         Err(e) => return fail(&e.into()),
@@ -539,7 +539,7 @@ struct RunReport {
 }
 
 impl RunReport {
-    fn new(_job: &Job, opts: &StateOptions, started: String) -> RunReport {
+    fn new(_job: &Job, opts: &IncrementalOptions, started: String) -> RunReport {
         RunReport {
             state: opts.path.display().to_string(),
             run: None,

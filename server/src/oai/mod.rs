@@ -4,12 +4,12 @@
 //! - all six verbs; `Identify` gives the `baseURL` (from `--public-url`, else the
 //!   request's `Host`), the earliest datestamp, `deletedRecord` `persistent`, second
 //!   granularity, an `oai-identifier` description and the admin e-mail (`--admin-email`);
-//! - metadata formats `oai_dc` and `soif` ([`xml`]); one set per template; identifiers
-//!   `oai:REPOSITORY-ID:TEMPLATE/URL` ([`ids`]);
+//! - metadata formats `oai_dc` and `soif` ([`soif_codecs::oai::write`]); one set per
+//!   template; identifiers `oai:REPOSITORY-ID:TEMPLATE/URL` ([`soif_codecs::oai::ids`]);
 //! - datestamps are the catalog's (`soif_store::datestamps`): when a record last
 //!   changed, or when it was deleted (deletions are `status="deleted"` headers, kept for
 //!   ever);
-//! - lists come a page at a time (`--oai-page-size`, default [`DEFAULT_PAGE_SIZE`]), read
+//! - lists come a page at a time (`--oai-page-size`, default [`DEFAULT_PAGE_SIZE`](crate::config::DEFAULT_PAGE_SIZE)), read
 //!   from SQLite page by page, with stateless, authenticated resumption tokens
 //!   ([`token`]);
 //! - every protocol error with its code, and the `<request>` element as section 3.2 says
@@ -25,11 +25,7 @@
 //! ```
 
 pub mod args;
-/// The identifier scheme lives in the codecs crate: the OAI-PMH source reads back what
-/// the provider writes.
-pub use soif_codecs::oai_ids as ids;
 pub mod token;
-pub mod xml;
 
 use crate::catalog::Catalog;
 use crate::error::RequestError;
@@ -40,15 +36,14 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use soif_codecs::oai::{ids, write, OAI_DC_NS, OAI_DC_XSD, SOIF_NS, SOIF_XSD};
 use soif_codecs::rules::text::escape_text;
 use soif_store::datestamps::{self, Entry, Window};
 use soif_store::SqliteStore;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::config::{
-    repository_id, OaiConfig, DEFAULT_PAGE_SIZE, FALLBACK_REPOSITORY_ID, TOKEN_LIFETIME,
-};
+use crate::config::repository_id;
 
 /// Largest form-encoded POST body.
 const MAX_FORM_BODY: usize = 64 << 10;
@@ -123,7 +118,7 @@ pub async fn post_named(
 pub async fn soif_xsd() -> Response {
     (
         [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
-        xml::SOIF_XSD,
+        SOIF_XSD,
     )
         .into_response()
 }
@@ -413,10 +408,10 @@ fn list_formats(ctx: &Context, store: &SqliteStore, args: &Args) -> VerbResult {
          <schema>{}</schema><metadataNamespace>{}</metadataNamespace></metadataFormat>\
          <metadataFormat><metadataPrefix>soif</metadataPrefix><schema>{}</schema>\
          <metadataNamespace>{}</metadataNamespace></metadataFormat></ListMetadataFormats>",
-        xml::OAI_DC_XSD,
-        xml::OAI_DC_NS,
+        OAI_DC_XSD,
+        OAI_DC_NS,
         escape_text(&ctx.xsd_url),
-        xml::SOIF_NS
+        SOIF_NS
     )))
 }
 
@@ -476,8 +471,8 @@ fn record(ctx: &Context, e: &Entry, prefix: &str, out: &mut String) {
     if let (false, Some(r)) = (e.deleted, &e.record) {
         out.push_str("<metadata>");
         match prefix {
-            "soif" => xml::soif(r, &ctx.xsd_url, out),
-            _ => xml::oai_dc(r, out),
+            "soif" => write::soif(r, &ctx.xsd_url, out),
+            _ => write::oai_dc(r, out),
         }
         out.push_str("</metadata>");
     }
