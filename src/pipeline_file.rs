@@ -39,11 +39,27 @@
 //! as `convert --state` (see the `soif-state` crate and `configs/nightly.toml`).
 //! Relative paths are relative to the directory `soif run` is started in. Unknown
 //! keys are errors, so a typo does not silently change a nightly job.
+//!
+//! A transform is a spec as after `-t` (`"remap:map.vrl"` runs a program from a file),
+//! or a program held inline, `{ remap = '''…''' }` ([`TransformSpec`]); a `[tables]`
+//! table names the lookup tables those programs search, `NAME = "FILE.csv"` each (what
+//! `--table NAME=FILE.csv` is to `convert`):
+//!
+//! ```toml
+//! transforms = ["collapse", { remap = '''
+//!   .attributes.mime = get_enrichment_table_record!("types", {"harvest_type": .attributes.Type}).mime
+//! ''' }]
+//!
+//! [tables]
+//! types = "configs/types.csv"
+//! ```
 
 use serde::Deserialize;
 pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
+use soif_pipeline::transforms::TransformSpec;
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A parsed pipeline file.
@@ -52,8 +68,13 @@ use std::path::{Path, PathBuf};
 pub struct PipelineConfig {
     /// `[source]`: the inputs and how to read them.
     pub source: SourceOptions,
+    /// The transform chain: specs (`"collapse"`, `"remap:map.vrl"`) and inline programs
+    /// (`{ remap = "…" }`).
     #[serde(default)]
-    pub transforms: Vec<String>,
+    pub transforms: Vec<TransformSpec>,
+    /// `[tables]`: lookup tables for `remap` programs, `NAME = "FILE.csv"`.
+    #[serde(default)]
+    pub tables: BTreeMap<String, PathBuf>,
     /// `[errors]`: the error policy.
     #[serde(default)]
     pub errors: ErrorOptions,
@@ -95,7 +116,15 @@ impl PipelineConfig {
     /// Reads and checks a pipeline file; errors name the file (and line, for syntax).
     pub fn load(path: &Path) -> Result<PipelineConfig, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io_path(path, e))?;
-        PipelineConfig::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+        let mut config = PipelineConfig::parse(&text)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        // Inline programs are named by where the file holds them.
+        for (i, t) in config.transforms.iter_mut().enumerate() {
+            if let TransformSpec::Remap { origin, .. } = t {
+                *origin = format!("{} transforms[{i}]", path.display());
+            }
+        }
+        Ok(config)
     }
 
     /// Parses and checks the text of a pipeline file.

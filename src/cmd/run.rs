@@ -5,6 +5,7 @@ use crate::job::{execute, Job};
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::fail;
 use clap::Args;
+use soif_pipeline::transforms::remap::tables::Tables;
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
@@ -16,7 +17,8 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 #[command(after_help = "A pipeline file (TOML):
 
-  transforms = [\"collapse\"]            # optional, applied in order
+  transforms = [\"collapse\"]            # optional, applied in order; a remap program
+                                       # inline: { remap = '''...''' }
   memory_budget = \"64MiB\"              # optional: order/dedupe spill beyond this
   temp_dir = \"/var/tmp\"                # optional: where they spill
 
@@ -37,6 +39,9 @@ use std::process::ExitCode;
   [[sink]]
   format = \"sqlite\"
   output = \"catalog.db\"
+
+  [tables]                             # optional: lookup tables for remap programs
+  types = \"types.csv\"
 
   [state]                              # optional: incremental runs (see --state)
   path = \"dumps.state\"
@@ -109,6 +114,13 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
         },
         transforms: config.transforms.clone(),
         context: TransformContext {
+            tables: Tables::load(
+                config
+                    .tables
+                    .iter()
+                    .map(|(name, path)| (name.as_str(), path.as_path())),
+            )
+            .map_err(|e| at(e.to_string()))?,
             schema: config.schema.clone(),
             temp_dir: config.temp_dir.clone(),
             memory_budget: config

@@ -17,6 +17,7 @@ mod parquet;
 mod rdfxml;
 mod rdm_http_input;
 mod rdm_loop;
+mod remap;
 mod run;
 mod split;
 mod sqlite;
