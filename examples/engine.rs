@@ -14,7 +14,7 @@ use soif_pipeline::engine::{Engine, EngineOptions, ErrorPolicy};
 use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::{Error, Sink, SinkError};
 use soif_sinks::{RunContext, SinkConfig};
-use soif_sources::{expand, InputSource, SourceOptions};
+use soif_sources::{expand, InputSettings, InputSource};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -43,7 +43,7 @@ impl Sink for CountTemplates {
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let inputs: Vec<String> = std::env::args().skip(1).collect();
-    let source = InputSource::new(expand(&inputs)?, SourceOptions::default());
+    let source = InputSource::new(expand(&inputs)?, InputSettings::default());
     let transforms = vec![transforms::build("collapse", &TransformContext::default())?];
     let counts = Arc::new(Mutex::new(BTreeMap::new()));
     let sinks: Vec<Box<dyn Sink>> = vec![

@@ -7,7 +7,7 @@ use soif_options::{ByteSize, ErrorPolicy, InputFormat};
 use soif_pipeline::transforms::remap::tables::Tables;
 use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
-use soif_sources::{InputSource, InputSpec, SourceOptions};
+use soif_sources::{InputSettings, InputSource, InputSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -113,8 +113,8 @@ impl InputArgs {
         Ok(o)
     }
 
-    pub fn source_options(&self) -> SourceOptions {
-        SourceOptions::from(&self.unchecked())
+    pub fn input_settings(&self) -> InputSettings {
+        InputSettings::from(&self.unchecked())
     }
 
     pub fn engine_options(&self, reporter: &Arc<Reporter>) -> Result<EngineOptions, Error> {
@@ -148,6 +148,6 @@ impl InputArgs {
     }
 
     pub fn source(&self, specs: Vec<InputSpec>) -> InputSource {
-        InputSource::new(specs, self.source_options())
+        InputSource::new(specs, self.input_settings())
     }
 }

@@ -2,13 +2,16 @@
 //!
 //! One subcommand per module in [`cmd`]; each has complete `--help`. What they share:
 //! [`input`] (reading records), [`job`] (running conversions), [`terminal`] (progress,
-//! messages, exit statuses), [`pipeline_file`] (`soif run`'s TOML).
+//! messages, exit statuses), [`pipeline_file`] (`soif run`'s TOML), [`trial`] and
+//! [`record_diff`] (a chain over a few records, for `soif test` and `soif try`).
 
 mod cmd;
 mod input;
 mod job;
 mod pipeline_file;
+mod record_diff;
 mod terminal;
+mod trial;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -74,6 +77,8 @@ enum Command {
     State(cmd::state::StateArgs),
     Serve(cmd::serve::ServeArgs),
     Split(cmd::split::SplitArgs),
+    Test(cmd::test::TestArgs),
+    Try(cmd::r#try::TryArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,5 +92,7 @@ fn main() -> ExitCode {
         Command::Rdm(args) => cmd::rdm::run(args),
         Command::Split(args) => cmd::split::run(args),
         Command::State(args) => cmd::state::run(args),
+        Command::Test(args) => cmd::test::run(args),
+        Command::Try(args) => cmd::r#try::run(args),
     }
 }

@@ -55,8 +55,10 @@
 //! ```
 
 use serde::Deserialize;
+use soif_options::InputFormat;
 pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
-use soif_pipeline::transforms::TransformSpec;
+use soif_pipeline::transforms::remap::tables::Tables;
+use soif_pipeline::transforms::{TransformContext, TransformSpec, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
 use std::collections::BTreeMap;
@@ -90,6 +92,80 @@ pub struct PipelineConfig {
     pub temp_dir: Option<PathBuf>,
     /// `[state]`: make the pipeline incremental (`--state`).
     pub state: Option<StateConfig>,
+    /// `[[test]]` tables: cases `soif test` runs through the transform chain (see
+    /// [`TestCase`]); `soif run` ignores them.
+    #[serde(rename = "test", default)]
+    pub tests: Vec<TestCase>,
+}
+
+/// One `[[test]]` of a pipeline file (docs/testing.md): records in, and what the
+/// transform chain must make of them. Every outcome is checked: records out (`output`,
+/// none when absent), records rejected (`rejected`, none when absent) and records
+/// filtered (`filtered`, 0 when absent).
+///
+/// ```toml
+/// [[test]]
+/// name = "titles survive"
+/// input = '''
+/// {"template":"FILE","url":"http://example.org/a.html","attributes":{"Title":"Maps"}}
+/// '''
+/// output = '''
+/// {"template":"FILE","url":"http://example.org/a.html","attributes":{"Title":"Maps"}}
+/// '''
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestCase {
+    /// Shown in the report.
+    pub name: String,
+    /// The input records: SOIF or JSON Lines text.
+    pub input: Option<String>,
+    /// …or a file of them (relative to the directory `soif test` is started in).
+    pub input_file: Option<PathBuf>,
+    /// How to read the input: `auto` (the default: by content, or by the file's name),
+    /// `soif`, `jsonl`, or for a file also `parquet` or `arrow`.
+    #[serde(default)]
+    pub format: soif_options::InputFormat,
+    /// The records expected out of the chain, in order, as JSON Lines
+    /// (docs/formats.md#jsonl).
+    pub output: Option<String>,
+    /// The rejections expected, in order: for each, its reason or a part of it.
+    #[serde(default)]
+    pub rejected: Expected<String>,
+    /// How many records the chain drops on purpose, or `true`: every record read.
+    pub filtered: Option<Filtered>,
+}
+
+/// One item or a list of them (`rejected = "reason"` or `rejected = ["a", "b"]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Expected<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> Default for Expected<T> {
+    fn default() -> Self {
+        Expected::Many(Vec::new())
+    }
+}
+
+impl<T> Expected<T> {
+    /// The items, in order.
+    pub fn items(&self) -> &[T] {
+        match self {
+            Expected::One(one) => std::slice::from_ref(one),
+            Expected::Many(many) => many,
+        }
+    }
+}
+
+/// `filtered = 2`, or `filtered = true` (every record read).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum Filtered {
+    All(bool),
+    Count(u64),
 }
 
 /// `[state]`: an incremental pipeline (what `convert --state` does).
@@ -141,7 +217,52 @@ impl PipelineConfig {
             .errors
             .policy()
             .map_err(|e| format!("[errors] {e}"))?;
+        for (i, t) in config.tests.iter().enumerate() {
+            let at = || format!("[[test]] {} ({:?})", i + 1, t.name);
+            match (&t.input, &t.input_file) {
+                (Some(_), Some(_)) => {
+                    return Err(format!("{}: give `input` or `input_file`, not both", at()))
+                }
+                (None, None) => {
+                    return Err(format!(
+                        "{}: no input: give `input` (SOIF or JSON Lines text) or `input_file`",
+                        at()
+                    ))
+                }
+                _ => {}
+            }
+            if t.input.is_some()
+                && !matches!(
+                    t.format,
+                    InputFormat::Auto | InputFormat::Soif | InputFormat::Jsonl
+                )
+            {
+                return Err(format!(
+                    "{}: format = \"{}\" is read from a file: use `input_file`",
+                    at(),
+                    t.format
+                ));
+            }
+        }
         Ok(config)
+    }
+
+    /// What the transforms get from the pipeline: its `schema`, `memory_budget`,
+    /// `temp_dir` and `[tables]` (loaded here: a missing or bad table is a usage error).
+    /// `soif run` and `soif test` build their chains with it.
+    pub fn transform_context(&self) -> Result<TransformContext, Error> {
+        Ok(TransformContext {
+            schema: self.schema.clone(),
+            temp_dir: self.temp_dir.clone(),
+            memory_budget: self
+                .memory_budget
+                .map_or(DEFAULT_MEMORY_BUDGET, ByteSize::as_usize),
+            tables: Tables::load(
+                self.tables
+                    .iter()
+                    .map(|(name, path)| (name.as_str(), path.as_path())),
+            )?,
+        })
     }
 }
 

@@ -6,7 +6,6 @@
 
 pub mod checkpoint;
 pub mod engine;
-pub mod error;
 pub mod quarantine;
 pub mod retry;
 pub mod sink;
@@ -16,7 +15,10 @@ pub mod transforms;
 
 pub use checkpoint::{Checkpoint, Checkpoints};
 pub use engine::{Engine, EngineOptions, ErrorPolicy, InputCounts, Observer, Summary};
-pub use error::Error;
 pub use sink::{Sink, SinkError};
+/// The engine's error, defined at the bottom of the crate graph
+/// ([`soif_codecs::run_error`]) so that the catalog store, which does not depend on the
+/// engine, returns the same errors.
+pub use soif_codecs::run_error::Error;
 pub use source::{Input, InputData, Rejection, Source};
-pub use transform::{Collect, Emit, Transform};
+pub use transform::{finish_chain, Chain, Collect, Emit, Transform};

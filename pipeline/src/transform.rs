@@ -44,6 +44,81 @@ pub trait Transform: Send {
     }
 }
 
+/// The [`Emit`] in front of a chain of transforms, for running a chain outside the engine
+/// (`soif test`, `soif try`): a record emitted goes through each transform in turn, and
+/// what the last one emits, rejects or warns about goes to `out`. The engine's transform
+/// stage does the same with its counts and batches.
+///
+/// ```
+/// use soif_pipeline::transforms::{build, TransformContext};
+/// use soif_pipeline::{finish_chain, Chain, Collect, Emit};
+/// use soif_codecs::Record;
+///
+/// let ctx = TransformContext::default();
+/// let mut chain = vec![build("collapse", &ctx).unwrap(), build("select:Author", &ctx).unwrap()];
+/// let mut out = Collect::default();
+/// let record = Record::new("FILE", "http://x/").with("Author-1", "a").with("Title", "T");
+/// Chain::new(&mut chain, &mut out).emit(record).unwrap();
+/// finish_chain(&mut chain, &mut out).unwrap();
+/// assert_eq!(out.records[0].attributes[0].name_str(), "Author");
+/// ```
+pub struct Chain<'a> {
+    rest: &'a mut [Box<dyn Transform>],
+    out: &'a mut dyn Emit,
+}
+
+impl<'a> Chain<'a> {
+    pub fn new(transforms: &'a mut [Box<dyn Transform>], out: &'a mut dyn Emit) -> Chain<'a> {
+        Chain {
+            rest: transforms,
+            out,
+        }
+    }
+}
+
+impl Emit for Chain<'_> {
+    fn emit(&mut self, record: Record) -> Result<(), Error> {
+        match self.rest.split_first_mut() {
+            None => self.out.emit(record),
+            Some((first, rest)) => first.apply(
+                record,
+                &mut Chain {
+                    rest,
+                    out: &mut *self.out,
+                },
+            ),
+        }
+    }
+
+    fn reject(&mut self, record: Record, reason: String) -> Result<(), Error> {
+        self.out.reject(record, reason)
+    }
+
+    fn warn(&mut self, message: String) {
+        self.out.warn(message);
+    }
+
+    fn added(&mut self, from: &Record, n: u64) {
+        self.out.added(from, n);
+    }
+}
+
+/// The end of the stream for a chain: each transform's [`Transform::finish`], in chain
+/// order, so what one lets go (`order`) still passes through the ones after it.
+pub fn finish_chain(
+    transforms: &mut [Box<dyn Transform>],
+    out: &mut dyn Emit,
+) -> Result<(), Error> {
+    for i in 0..transforms.len() {
+        let (head, rest) = transforms.split_at_mut(i + 1);
+        head[i].finish(&mut Chain {
+            rest,
+            out: &mut *out,
+        })?;
+    }
+    Ok(())
+}
+
 /// A simple [`Emit`] that collects into vectors: for tests and for small, bounded uses.
 #[derive(Debug, Default)]
 pub struct Collect {

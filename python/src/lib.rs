@@ -24,8 +24,9 @@ use soif_arrow::{BatchView, LayoutError as ArrowLayoutError};
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::soif::SoifEncoder;
 use soif_codecs::{Action, Attribute, Record, Value};
+use soif_options::ErrorPolicy;
 use soif_pipeline::source::{Rejection, Source};
-use soif_reader::{Batches, Core, Counts, Extras, Failure, Policy, ReadOptions, Row};
+use soif_reader::{Batches, Core, Counts, Extras, Failure, ReadOptions, Row};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -200,7 +201,7 @@ impl Reader {
         let policy = opts.policy.clone();
         let batch_size = opts.batch_size;
         let extras = Extras {
-            corrupt: policy == Policy::Column,
+            corrupt: policy == ErrorPolicy::Column,
             source: opts.source_column,
         };
         let src: Box<dyn Source> = match (kind, range) {

@@ -432,9 +432,10 @@ fn stopped() -> Failure {
 mod tests {
     use super::*;
     use crate::input::BytesInput;
-    use crate::read::{Counts, Policy};
+    use crate::read::Counts;
     use arrow_array::cast::AsArray;
     use soif_codecs::soif::DecoderOptions;
+    use soif_options::ErrorPolicy;
 
     /// `n` records, the one at `bad` (0-based) with a value size past its value.
     fn soif(n: usize, bad: Option<usize>) -> bytes::Bytes {
@@ -448,7 +449,12 @@ mod tests {
         bytes::Bytes::from(out)
     }
 
-    fn batches(data: bytes::Bytes, policy: Policy, batch_size: usize, extras: Extras) -> Batches {
+    fn batches(
+        data: bytes::Bytes,
+        policy: ErrorPolicy,
+        batch_size: usize,
+        extras: Extras,
+    ) -> Batches {
         let source = Box::new(BytesInput::new("t.soif", data));
         let core = Core::new(
             source,
@@ -484,7 +490,12 @@ mod tests {
 
     #[test]
     fn a_batch_holds_at_most_batch_size_rows() {
-        let got = all(batches(soif(10, None), Policy::Fail, 3, Extras::default()));
+        let got = all(batches(
+            soif(10, None),
+            ErrorPolicy::Fail,
+            3,
+            Extras::default(),
+        ));
         let sizes: Vec<usize> = got.iter().map(|b| b.num_rows()).collect();
         assert_eq!(sizes, [3, 3, 3, 1]);
         let expected: Vec<String> = (0..10).map(|i| format!("http://r/{i}")).collect();
@@ -498,7 +509,7 @@ mod tests {
             corrupt: true,
             source: true,
         };
-        let got = all(batches(soif(5, Some(2)), Policy::Column, 100, extras));
+        let got = all(batches(soif(5, Some(2)), ErrorPolicy::Column, 100, extras));
         let rows: usize = got.iter().map(|b| b.num_rows()).sum();
         assert_eq!(rows, 5);
         // In order: the good records in place, the bad one as a row, the rest in place.
@@ -525,7 +536,7 @@ mod tests {
 
     #[test]
     fn a_failure_comes_after_the_batches_before_it() {
-        let mut b = batches(soif(6, Some(4)), Policy::Fail, 2, Extras::default());
+        let mut b = batches(soif(6, Some(4)), ErrorPolicy::Fail, 2, Extras::default());
         let mut rows = 0;
         let failure = loop {
             match b.next_batch() {

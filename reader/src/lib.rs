@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! Source (paths, a byte range, bytes)        read::path_source, input::BytesInput
-//!    └─ Core: decoder → error policy          read::Core, read::Policy
+//!    └─ Core: decoder → error policy          read::Core, soif_options::ErrorPolicy
 //!         └─ chunks (rows, or objects in place) → Batches → Arrow RecordBatch
 //!                                              batches::Batches, batches::Extras
 //! ```
@@ -29,4 +29,4 @@ pub mod read;
 pub use batches::{Batches, Extras, BATCH_BYTES};
 pub use input::BytesInput;
 pub use options::{ReadOptions, DEFAULT_BATCH_SIZE};
-pub use read::{path_source, Core, Corrupt, Counts, Failure, Policy, Row, MAX_ERRORS};
+pub use read::{path_source, Core, Corrupt, Counts, Failure, Row, MAX_ERRORS};

@@ -9,7 +9,7 @@
 //!
 //! For a batch, [`Core::fill_chunk`] gathers a batch's worth: objects of an input held
 //! whole stay ranges of it ([`Placed`], the fast path, also with the `_corrupt_record`
-//! and `_source` columns), other inputs' records and ([`Policy::Column`]) bad records
+//! and `_source` columns), other inputs' records and ([`ErrorPolicy::Column`]) bad records
 //! are [`Row`]s; a chunk holds one kind, and an item of the other kind read at its end
 //! is carried over to start the next. `soif.records` takes rows only ([`Core::fill`]).
 
@@ -19,6 +19,7 @@ use soif_arrow::Spans;
 use soif_codecs::soif::split::{decode_range, RangeSpec};
 use soif_codecs::soif::{DecodeBytes, DecodeError, DecoderOptions, ObjectSpans, SoifDecoder};
 use soif_codecs::Record;
+use soif_options::ErrorPolicy;
 use soif_pipeline::quarantine::QuarantineFile;
 use soif_pipeline::source::{InputData, Rejection, Source};
 use soif_pipeline::Error;
@@ -34,10 +35,6 @@ const READ_CAPACITY: usize = 1 << 20;
 const READ_SPARE: usize = 256 * 1024;
 /// Rejections kept for `Reader.errors` (the counts go on past it).
 pub const MAX_ERRORS: usize = 1000;
-
-/// What to do with a record that cannot be read (docs/contract.md#bad-input): the one
-/// error policy of every front end ([`Policy::Column`]: a bad record becomes a row of its own, [`Row::Corrupt`]).
-pub use soif_options::ErrorPolicy as Policy;
 
 /// A record that could not be read, as a row (`on_error="column"`).
 #[derive(Debug, Clone)]
@@ -171,7 +168,7 @@ pub fn path_source(
     let specs = soif_sources::expand(paths)?;
     Ok(Box::new(soif_sources::InputSource::new(
         specs,
-        soif_sources::SourceOptions::from(options),
+        soif_sources::InputSettings::from(options),
     )))
 }
 
@@ -181,7 +178,7 @@ pub struct Core {
     source: Box<dyn Source>,
     feed: Option<Feed>,
     decoder: DecoderOptions,
-    policy: Policy,
+    policy: ErrorPolicy,
     quarantine: Option<QuarantineFile>,
     counts: Arc<Counts>,
     /// A failure met while a batch was being filled: the batch is handed out first.
@@ -199,7 +196,7 @@ impl Core {
     pub fn new(
         source: Box<dyn Source>,
         decoder: DecoderOptions,
-        policy: Policy,
+        policy: ErrorPolicy,
         counts: Arc<Counts>,
     ) -> Result<Core, Failure> {
         // One thread: the caller's. `enable_all` for the HTTP client's timers and sockets.
@@ -212,7 +209,7 @@ impl Core {
         let quarantine = match &policy {
             // Created by the first rejected record, as the CLI's: a read that rejects
             // nothing leaves no file (and removes an earlier read's).
-            Policy::Quarantine(path) => {
+            ErrorPolicy::Quarantine(path) => {
                 Some(QuarantineFile::open(path).map_err(|e| Failure::Io {
                     message: format!("quarantine {}: {e}", path.display()),
                 })?)
@@ -343,7 +340,7 @@ impl Core {
                         return Err(Failure::Io {
                             message: format!(
                                 "{}: reading stopped after {n} record{}",
-                                soif_pipeline::error::error_chain(&e),
+                                soif_codecs::run_error::error_chain(&e),
                                 if n == 1 { "" } else { "s" }
                             ),
                         });
@@ -361,7 +358,7 @@ impl Core {
         }
     }
 
-    /// The next good record (or, under [`Policy::Column`], bad one), with the error
+    /// The next good record (or, under [`ErrorPolicy::Column`], bad one), with the error
     /// policy applied to bad ones.
     fn next_record(&mut self) -> Result<Option<Row>, Failure> {
         loop {
@@ -381,7 +378,7 @@ impl Core {
                     }
                     return Ok(Some(Row::Record(record)));
                 }
-                Err(corrupt) if self.policy == Policy::Column => {
+                Err(corrupt) if self.policy == ErrorPolicy::Column => {
                     return Ok(Some(self.corrupt_row(corrupt)));
                 }
                 Err(corrupt) => self.reject(corrupt.rejection)?,
@@ -412,10 +409,10 @@ impl Core {
     fn reject(&mut self, rejection: Rejection) -> Result<(), Failure> {
         bump(&self.counts.rejected);
         match &self.policy {
-            Policy::Fail => return Err(Failure::Decode(rejection)),
+            ErrorPolicy::Fail => return Err(Failure::Decode(rejection)),
             // Column rows are made by `next_record`; nothing else to do here.
-            Policy::Skip | Policy::Column => {}
-            Policy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
+            ErrorPolicy::Skip | ErrorPolicy::Column => {}
+            ErrorPolicy::Quarantine(_) => match (&rejection.raw, self.quarantine.as_mut()) {
                 (Some(raw), Some(q)) => {
                     q.write(raw).map_err(|e| Failure::Io {
                         message: format!("writing the quarantine: {e}"),
@@ -499,7 +496,7 @@ impl Core {
     /// of the input ([`Placed`]), and the batch is built from those (the fast path of
     /// `soif_arrow::spans`). A chunk holds one kind, so it ends where a mapped file and
     /// an input read as a stream (compressed, a URL) follow each other, and, under
-    /// [`Policy::Column`], where a bad record follows good objects or a good object bad
+    /// [`ErrorPolicy::Column`], where a bad record follows good objects or a good object bad
     /// records: the bad records are rows ([`Row::Corrupt`]) of a chunk of their own, in
     /// their place in the sequence, so the rows and their values are those of the record
     /// path and only the batches' boundaries differ. `sources`: keep each object's input
@@ -530,7 +527,7 @@ impl Core {
         Ok(chunk)
     }
 
-    /// Adds the next good record or object (or, under [`Policy::Column`], bad record) to
+    /// Adds the next good record or object (or, under [`ErrorPolicy::Column`], bad record) to
     /// `chunk`: `Some(Some(bytes))` for an object in place, `Some(None)` for a row; `None`
     /// at the end, or where the chunk must end because the next item is of the other
     /// kind (an input read as a stream is not looked at yet; an item already read is
@@ -590,7 +587,7 @@ impl Core {
                 Some(Err(e)) => {
                     consumed(items.offset().saturating_sub(IN_PLACE_LAG));
                     bump(&self.counts.records_in);
-                    if self.policy != Policy::Column {
+                    if self.policy != ErrorPolicy::Column {
                         self.reject(Rejection::from(e))?;
                         continue;
                     }
@@ -609,7 +606,7 @@ impl Core {
         }
     }
 
-    /// The next good record (or, under [`Policy::Column`], bad one) into a chunk of rows
+    /// The next good record (or, under [`ErrorPolicy::Column`], bad one) into a chunk of rows
     /// (`None` at the end).
     fn next_record_into(
         &mut self,
@@ -682,7 +679,7 @@ mod tests {
 @FILE { http://b/\nTitle{99}:\tB\n}\n\n\
 @FILE { http://c/\nTitle{1}:\tC\n}\n";
 
-    fn core(data: &'static [u8], policy: Policy) -> (Core, Arc<Counts>) {
+    fn core(data: &'static [u8], policy: ErrorPolicy) -> (Core, Arc<Counts>) {
         let counts = Arc::new(Counts::default());
         let source = Box::new(BytesInput::new("t.soif", Bytes::from_static(data)));
         let core = Core::new(source, DecoderOptions::default(), policy, counts.clone())
@@ -717,7 +714,7 @@ mod tests {
 
     #[test]
     fn skip_drops_the_bad_record_and_counts_it() {
-        let (mut core, counts) = core(WITH_BAD, Policy::Skip);
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Skip);
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/", "http://c/"]);
         assert!(failure.is_none());
@@ -731,7 +728,7 @@ mod tests {
 
     #[test]
     fn fail_hands_out_what_came_before_then_the_rejection() {
-        let (mut core, counts) = core(WITH_BAD, Policy::Fail);
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Fail);
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/"]);
         match failure {
@@ -748,7 +745,7 @@ mod tests {
 
     #[test]
     fn column_keeps_the_bad_record_as_a_row_in_its_place() {
-        let (mut core, counts) = core(WITH_BAD, Policy::Column);
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Column);
         let (rows, failure) = rows(&mut core, 10);
         assert!(failure.is_none());
         assert_eq!(rows.len(), 3);
@@ -763,7 +760,7 @@ mod tests {
     fn quarantine_writes_the_bad_record_s_bytes() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("bad.soif");
-        let (mut core, counts) = core(WITH_BAD, Policy::Quarantine(path.clone()));
+        let (mut core, counts) = core(WITH_BAD, ErrorPolicy::Quarantine(path.clone()));
         let (urls, failure) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/", "http://c/"]);
         assert!(failure.is_none());
@@ -776,7 +773,10 @@ mod tests {
         );
         assert!(!kept.windows(9).any(|w| w == b"http://a/"));
         // Nothing rejected: no file (an earlier read's is removed).
-        let (mut core, _) = self::core(b"@FILE { http://a/\n}\n", Policy::Quarantine(path.clone()));
+        let (mut core, _) = self::core(
+            b"@FILE { http://a/\n}\n",
+            ErrorPolicy::Quarantine(path.clone()),
+        );
         let (urls, _) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/"]);
         assert!(!path.exists());
@@ -784,7 +784,7 @@ mod tests {
 
     #[test]
     fn fill_stops_at_its_row_and_byte_bounds() {
-        let (mut core, _) = core(WITH_BAD, Policy::Skip);
+        let (mut core, _) = core(WITH_BAD, ErrorPolicy::Skip);
         // One row per call, whatever `max` says, once the bytes are reached.
         let mut calls = 0;
         loop {
@@ -796,7 +796,7 @@ mod tests {
             calls += 1;
         }
         assert_eq!(calls, 2);
-        let (mut core, _) = self::core(WITH_BAD, Policy::Skip);
+        let (mut core, _) = self::core(WITH_BAD, ErrorPolicy::Skip);
         let (urls, _) = rows(&mut core, 1);
         assert_eq!(urls.len(), 2);
     }
@@ -867,8 +867,8 @@ mod tests {
             )
             .expect("a range source");
             let counts = Arc::new(Counts::default());
-            let mut core =
-                Core::new(source, opts.clone(), Policy::Skip, counts.clone()).expect("a reader");
+            let mut core = Core::new(source, opts.clone(), ErrorPolicy::Skip, counts.clone())
+                .expect("a reader");
             let (got, failure) = rows(&mut core, 64);
             assert!(failure.is_none(), "{failure:?}");
             urls.extend(got);

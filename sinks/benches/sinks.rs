@@ -15,8 +15,9 @@ use soif_codecs::Record;
 use soif_pipeline::Sink;
 use soif_sinks::csv::{ColumnCollector, CsvSink};
 use soif_sinks::rdfxml::RdfXmlSink;
-use soif_sinks::sqlite::{SqliteSink, StoreOptions};
+use soif_sinks::sqlite::SqliteSink;
 use soif_sinks::Charset;
+use soif_store::StoreOptions;
 
 const RECORDS: usize = 20_000;
 

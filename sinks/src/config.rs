@@ -29,6 +29,25 @@ pub enum SinkConfig {
     Null(null::Config),
 }
 
+/// `Some(expr)` of the `Config` of every format that writes an output (all but `null`),
+/// bound to `$c`: the one list behind [`SinkConfig::output`] and
+/// [`SinkConfig::output_mut`].
+macro_rules! output_field {
+    ($config:expr, $c:ident => $field:expr) => {
+        match $config {
+            SinkConfig::Jsonl($c) => Some($field),
+            SinkConfig::Soif($c) => Some($field),
+            SinkConfig::Csv($c) => Some($field),
+            SinkConfig::Rdfxml($c) => Some($field),
+            SinkConfig::Sqlite($c) => Some($field),
+            SinkConfig::Rdm($c) => Some($field),
+            SinkConfig::Parquet($c) => Some($field),
+            SinkConfig::Arrow($c) => Some($field),
+            SinkConfig::Null(_) => None,
+        }
+    };
+}
+
 /// A table with a `format` key (any of [`Format::parse`]'s names) and the keys of that
 /// format's `Config`.
 impl<'de> Deserialize<'de> for SinkConfig {
@@ -85,36 +104,12 @@ impl SinkConfig {
     /// Where the sink writes: a path, `-`/`None` for stdout, or (`rdm`) a catalog URL;
     /// `None` for `null`, which writes nothing.
     pub fn output(&self) -> Option<&str> {
-        self.output_slot().and_then(|o| o.as_deref())
+        output_field!(self, c => &c.output).and_then(|o| o.as_deref())
     }
 
     /// The output, to be changed (an incremental run writes under a temporary name).
     pub fn output_mut(&mut self) -> Option<&mut Option<String>> {
-        match self {
-            SinkConfig::Jsonl(c) => Some(&mut c.output),
-            SinkConfig::Soif(c) => Some(&mut c.output),
-            SinkConfig::Csv(c) => Some(&mut c.output),
-            SinkConfig::Rdfxml(c) => Some(&mut c.output),
-            SinkConfig::Sqlite(c) => Some(&mut c.output),
-            SinkConfig::Rdm(c) => Some(&mut c.output),
-            SinkConfig::Parquet(c) => Some(&mut c.output),
-            SinkConfig::Arrow(c) => Some(&mut c.output),
-            SinkConfig::Null(_) => None,
-        }
-    }
-
-    fn output_slot(&self) -> Option<&Option<String>> {
-        match self {
-            SinkConfig::Jsonl(c) => Some(&c.output),
-            SinkConfig::Soif(c) => Some(&c.output),
-            SinkConfig::Csv(c) => Some(&c.output),
-            SinkConfig::Rdfxml(c) => Some(&c.output),
-            SinkConfig::Sqlite(c) => Some(&c.output),
-            SinkConfig::Rdm(c) => Some(&c.output),
-            SinkConfig::Parquet(c) => Some(&c.output),
-            SinkConfig::Arrow(c) => Some(&c.output),
-            SinkConfig::Null(_) => None,
-        }
+        output_field!(self, c => &mut c.output)
     }
 
     /// The `@SCHEMA` of a format that takes one (`csv`, `sqlite`, `parquet`), to be set
@@ -355,6 +350,22 @@ mod tests {
         assert_eq!(sink("format = \"rdf\"\n").unwrap().format(), Format::Rdfxml);
         let e = sink("format = \"xml\"\n").unwrap_err();
         assert!(e.contains("unknown format `xml` (one of jsonl, csv"), "{e}");
+    }
+
+    #[test]
+    fn every_format_but_null_has_an_output_to_read_and_change() {
+        for name in Format::ALL {
+            let mut c = sink(&format!("format = \"{name}\"\n")).unwrap();
+            assert_eq!(c.output(), None, "{name}");
+            let Some(slot) = c.output_mut() else {
+                assert_eq!(c.format(), Format::Null);
+                continue;
+            };
+            *slot = Some("out.tmp".into());
+            assert_eq!(c.output(), Some("out.tmp"), "{name}");
+            let given = sink(&format!("format = \"{name}\"\noutput = \"out.tmp\"\n")).unwrap();
+            assert_eq!(c, given, "{name}");
+        }
     }
 
     #[test]

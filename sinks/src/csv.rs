@@ -34,11 +34,11 @@
 //! assert_eq!(out, b"template,url,Title\r\nDOCUMENT,http://home.netscape.com:80/,Welcome to Netscape\r\n");
 //! ```
 
-use crate::schema_columns::SchemaColumns;
-use crate::value_text::{text_counted, to_json};
 use crate::Charset;
+use soif_codecs::rules::text::{text_counted, to_json};
 use soif_codecs::{Record, Value};
 use soif_pipeline::{Error, Sink, SinkError};
+use soif_store::SchemaColumns;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 

@@ -22,18 +22,18 @@ pub mod csv;
 mod format;
 pub mod jsonl;
 pub mod null;
+pub mod output;
 pub mod parquet;
 pub mod rdfxml;
 pub mod rdm;
-pub mod schema_columns;
 pub mod soif;
 pub mod sqlite;
-pub mod value_text;
 pub mod wide;
 
 pub use config::{FirstPass, RunContext, SinkArgs, SinkConfig};
 pub use format::Format;
 use soif_pipeline::{Error, Sink};
+use soif_store::SchemaColumns;
 
 /// How to turn values that are not UTF-8 into text where a format needs text.
 pub use soif_codecs::rules::text::Charset;
@@ -42,10 +42,10 @@ pub use soif_codecs::rules::text::Charset;
 pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Error> {
     match config {
         SinkConfig::Jsonl(c) => Ok(Box::new(jsonl::JsonlSink::new(
-            value_text::open_output(c.output.as_deref())?,
+            output::open_output(c.output.as_deref())?,
             c.charset,
         ))),
-        SinkConfig::Soif(c) => Ok(Box::new(soif::SoifSink::new(value_text::open_output(
+        SinkConfig::Soif(c) => Ok(Box::new(soif::SoifSink::new(output::open_output(
             c.output.as_deref(),
         )?))),
         SinkConfig::Null(_) => Ok(Box::new(null::NullSink)),
@@ -63,7 +63,7 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                 )?)),
                 parquet::Layout::Wide => {
                     let schema = match &c.schema {
-                        Some(p) => Some(schema_columns::SchemaColumns::load(p)?),
+                        Some(p) => Some(SchemaColumns::load(p)?),
                         None => None,
                     };
                     let names = match (&c.columns, &schema) {
@@ -89,18 +89,16 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
         SinkConfig::Csv(c) => {
             let columns = match (&c.columns, &c.schema) {
                 (Some(c), _) => Some(c.clone()),
-                (None, Some(path)) => Some(csv::columns_from_schema(
-                    &schema_columns::SchemaColumns::load(path)?,
-                )),
+                (None, Some(path)) => Some(csv::columns_from_schema(&SchemaColumns::load(path)?)),
                 (None, None) => None,
             };
-            let out = value_text::open_output(c.output.as_deref())?;
+            let out = output::open_output(c.output.as_deref())?;
             Ok(Box::new(
                 csv::CsvSink::new(out, columns, &c.list_separator, c.charset).with_bom(c.bom),
             ))
         }
         SinkConfig::Rdfxml(c) => {
-            let out = value_text::open_output(c.output.as_deref())?;
+            let out = output::open_output(c.output.as_deref())?;
             Ok(Box::new(rdfxml::RdfXmlSink::new(out, c.dcterms, c.charset)))
         }
         SinkConfig::Sqlite(c) => {
@@ -113,10 +111,10 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                 Some(p) => std::path::Path::new(p),
             };
             let schema = match &c.schema {
-                Some(p) => Some(schema_columns::SchemaColumns::load(p)?),
+                Some(p) => Some(SchemaColumns::load(p)?),
                 None => None,
             };
-            let store = sqlite::StoreOptions {
+            let store = soif_store::StoreOptions {
                 schema,
                 charset: c.charset,
                 ..Default::default()
@@ -125,7 +123,7 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                 path,
                 store,
                 c.batch_size
-                    .map_or(sqlite::DEFAULT_BATCH_ROWS, |b| b.max(1)),
+                    .map_or(soif_store::DEFAULT_BATCH_ROWS, |b| b.max(1)),
                 &run.inputs,
             )?))
         }

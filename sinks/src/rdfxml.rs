@@ -46,9 +46,9 @@
 //! `rdf:about`); a URL that is not absolute is still written as `dc:identifier` and counted
 //! as a warning.
 
-use crate::value_text::text_counted;
 use crate::Charset;
 use soif_codecs::rules::dc::Crosswalk;
+use soif_codecs::rules::text::text_counted;
 use soif_codecs::rules::text::{escape_text, xml_chars};
 use soif_codecs::rules::{dates, names};
 use soif_codecs::{Record, Value};

@@ -44,9 +44,9 @@
 use bytes::Bytes;
 use soif_codecs::rdm::message::reply_error_message;
 use soif_codecs::rdm::{Csid, RdmHeader, RdmType};
+use soif_codecs::run_error::error_chain;
 use soif_codecs::soif::encode_record;
 use soif_codecs::{Action, Record};
-use soif_pipeline::error::error_chain;
 use soif_pipeline::retry::retry_after;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;

@@ -20,10 +20,7 @@
 
 use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
-pub use soif_store::{
-    quote_ident, sql_type_for, ColumnInfo, Loader, LoaderLock, RunCounts, SqliteStore, StoreError,
-    StoreOptions, TableInfo, UpsertMode, DEFAULT_BATCH_ROWS, MAX_BATCH_BYTES, TABLES_VERSION,
-};
+use soif_store::{Loader, RunCounts, SqliteStore, StoreOptions};
 use std::path::Path;
 
 /// `[[sink]] format = "sqlite"` / `--to sqlite`.
@@ -37,7 +34,7 @@ pub struct Config {
     /// Values that are not UTF-8: BLOBs (`utf8`) or read as ISO 8859-1.
     #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: crate::Charset,
-    /// Rows per transaction (default [`DEFAULT_BATCH_ROWS`]).
+    /// Rows per transaction (default [`soif_store::DEFAULT_BATCH_ROWS`]).
     pub batch_size: Option<usize>,
 }
 

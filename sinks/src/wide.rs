@@ -21,8 +21,6 @@
 //! does not take the file for the lossless records layout when reading it back.
 
 use crate::csv::ColumnCollector;
-use crate::schema_columns::SchemaColumns;
-use crate::value_text::{text_counted, to_json};
 use crate::Charset;
 use arrow_array::builder::{
     make_builder, ArrayBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
@@ -31,8 +29,10 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use soif_codecs::rdm::RdmDate;
+use soif_codecs::rules::text::{text_counted, to_json};
 use soif_codecs::{Record, Value};
 use soif_pipeline::Error;
+use soif_store::SchemaColumns;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

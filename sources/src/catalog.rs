@@ -38,9 +38,9 @@ use soif_codecs::rdm::message::reply_error_message;
 use soif_codecs::rdm::{
     request_from_form, Csid, GathererScope, QueryLanguage, RdmDate, RdmHeader, RdmQuery, RdmType,
 };
+use soif_codecs::run_error::error_chain;
 use soif_codecs::soif::{DecoderOptions, SoifDecoder};
 use soif_codecs::Action;
-use soif_pipeline::error::error_chain;
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
 use soif_pipeline::Error;
 use std::sync::atomic::{AtomicU64, Ordering};

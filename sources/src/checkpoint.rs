@@ -13,11 +13,11 @@
 //!
 //! ```
 //! use soif_pipeline::{Checkpoint, Checkpoints};
-//! use soif_sources::SourceOptions;
+//! use soif_sources::InputSettings;
 //! let previous = [("oai+http://h/oai".to_string(), Checkpoint::new("oai",
 //!     r#"{"from":"2026-11-24T10:00:00Z","granularity":"YYYY-MM-DDThh:mm:ssZ"}"#))];
 //! let checkpoints = Checkpoints::new(previous, "2026-11-25T02:00:00Z");
-//! let opts = SourceOptions { checkpoints: Some(checkpoints.clone()), ..SourceOptions::default() };
+//! let opts = InputSettings { checkpoints: Some(checkpoints.clone()), ..InputSettings::default() };
 //! // … run the engine over InputSource::new(inputs, opts), let the sinks commit, then
 //! // store checkpoints.staged().
 //! ```

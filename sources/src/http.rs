@@ -12,7 +12,7 @@
 
 use crate::decompress::Reader;
 use futures::TryStreamExt;
-use soif_pipeline::error::error_chain;
+use soif_codecs::run_error::error_chain;
 use soif_pipeline::Error;
 use tokio_util::io::StreamReader;
 

@@ -11,9 +11,9 @@
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), soif_pipeline::Error> {
-//! use soif_sources::{expand, InputSource, SourceOptions};
+//! use soif_sources::{expand, InputSource, InputSettings};
 //! let inputs = expand(&["archive/".to_string(), "https://example.com/All-Templates.gz".to_string()])?;
-//! let source = InputSource::new(inputs, SourceOptions::default());
+//! let source = InputSource::new(inputs, InputSettings::default());
 //! # let _ = source; Ok(()) }
 //! ```
 //!
@@ -25,7 +25,7 @@
 //! [`range`] finds the byte ranges of a plain file that decode independently (`soif
 //! split`) and reads one of them as a source (`soif convert --range`).
 //!
-//! With [`SourceOptions::checkpoints`] (`--state`), URLs, catalogs and OAI-PMH
+//! With [`InputSettings::checkpoints`] (`--state`), URLs, catalogs and OAI-PMH
 //! repositories are read incrementally from the previous run's checkpoints ([`checkpoint`]
 //! says what each keeps).
 //!
@@ -69,9 +69,11 @@ use tokio_util::codec::FramedRead;
 /// The input format (`--from`, `[source] format`), defined with the other options.
 pub use soif_options::InputFormat;
 
-/// How to read the inputs.
+/// How [`InputSource`] reads its inputs in one run: the source options (made from
+/// [`soif_options::SourceOptions`], the one definition every front end parses) as the
+/// sources use them, plus what only the run has (its checkpoints, where notices go).
 #[derive(Debug, Clone)]
-pub struct SourceOptions {
+pub struct InputSettings {
     pub format: InputFormat,
     /// The longest JSON Lines line accepted (the SOIF decoder has its own limit).
     pub max_record_size: usize,
@@ -89,21 +91,21 @@ pub struct SourceOptions {
     pub notices: Option<Notices>,
 }
 
-impl From<&soif_options::SourceOptions> for SourceOptions {
+impl From<&soif_options::SourceOptions> for InputSettings {
     /// The format, the largest record and mmap; no checkpoints, no notices.
-    fn from(o: &soif_options::SourceOptions) -> SourceOptions {
-        SourceOptions {
+    fn from(o: &soif_options::SourceOptions) -> InputSettings {
+        InputSettings {
             format: o.format,
             max_record_size: o.max_record_size.as_usize(),
             mmap: o.mmap,
-            ..SourceOptions::default()
+            ..InputSettings::default()
         }
     }
 }
 
-impl Default for SourceOptions {
+impl Default for InputSettings {
     fn default() -> Self {
-        SourceOptions {
+        InputSettings {
             format: InputFormat::Auto,
             max_record_size: 64 << 20,
             mmap: true,
@@ -116,14 +118,14 @@ impl Default for SourceOptions {
 /// Reads [`InputSpec`]s one after the other (see the crate doc).
 pub struct InputSource {
     inputs: VecDeque<InputSpec>,
-    opts: SourceOptions,
+    opts: InputSettings,
     read: Arc<AtomicU64>,
     total: Option<u64>,
     client: Option<reqwest::Client>,
 }
 
 impl InputSource {
-    pub fn new(inputs: Vec<InputSpec>, opts: SourceOptions) -> InputSource {
+    pub fn new(inputs: Vec<InputSpec>, opts: InputSettings) -> InputSource {
         // The total is known up front only when every input is a file.
         let total = inputs.iter().try_fold(0u64, |acc, i| match i {
             InputSpec::File(p) | InputSpec::Spooled { path: p, .. } => {
@@ -476,7 +478,7 @@ fn unix_now() -> i64 {
 /// stored (still compressed), for a second pass. The file is deleted when the returned
 /// path is dropped.
 pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
-    spool_with(spec, &SourceOptions::default()).await
+    spool_with(spec, &InputSettings::default()).await
 }
 
 /// [`spool`] with the run's options: an OAI-PMH harvest is copied as SOIF (deletions in
@@ -484,7 +486,7 @@ pub async fn spool(spec: &InputSpec) -> Result<tempfile::TempPath, Error> {
 /// next one, as the run itself would.
 pub async fn spool_with(
     spec: &InputSpec,
-    opts: &SourceOptions,
+    opts: &InputSettings,
 ) -> Result<tempfile::TempPath, Error> {
     let name = spec.name();
     if let InputSpec::Url(url) = spec {

@@ -49,7 +49,7 @@ pub struct ConvertArgs {
     pub transforms: Vec<String>,
 
     #[command(flatten)]
-    pub state: crate::job::StateArgs,
+    pub state: crate::job::IncrementalArgs,
 
     /// Convert only this byte range of one plain SOIF file, as `soif split` prints it:
     /// START..END, then the decoder's state at START (`,record=N`, `,envelope=OFFSET`,
@@ -97,7 +97,7 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
     Ok(Job {
         specs,
         range,
-        source: args.input.source_options(),
+        source: args.input.input_settings(),
         engine,
         transforms: args.transforms.iter().map(|t| t.as_str().into()).collect(),
         context: args.input.transform_context(args.sink.schema.clone())?,

@@ -10,4 +10,6 @@ pub mod serve;
 pub mod split;
 pub mod state;
 pub mod stats;
+pub mod test;
+pub mod r#try;
 pub mod validate;

@@ -5,11 +5,9 @@ use crate::job::{execute, Job};
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::fail;
 use clap::Args;
-use soif_pipeline::transforms::remap::tables::Tables;
-use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
-use soif_sources::SourceOptions;
+use soif_sources::InputSettings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -65,7 +63,7 @@ pub struct RunArgs {
 
     /// --state, --settle and --report override the pipeline's [state] table.
     #[command(flatten)]
-    pub state: crate::job::StateArgs,
+    pub state: crate::job::IncrementalArgs,
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
@@ -106,29 +104,14 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             soif_sources::expand(&config.source.inputs)?
         },
         range: None,
-        source: SourceOptions::from(&config.source),
+        source: InputSettings::from(&config.source),
         engine: EngineOptions {
             policy,
             decoder,
             ..EngineOptions::default()
         },
         transforms: config.transforms.clone(),
-        context: TransformContext {
-            tables: Tables::load(
-                config
-                    .tables
-                    .iter()
-                    .map(|(name, path)| (name.as_str(), path.as_path())),
-            )
-            .map_err(|e| at(e.to_string()))?,
-            schema: config.schema.clone(),
-            temp_dir: config.temp_dir.clone(),
-            memory_budget: config
-                .memory_budget
-                .map_or(soif_pipeline::transforms::DEFAULT_MEMORY_BUDGET, |b| {
-                    b.as_usize()
-                }),
-        },
+        context: config.transform_context().map_err(|e| at(e.to_string()))?,
         sinks,
         quiet: args.quiet,
         state: args.state.options(config.state.as_ref())?,

@@ -123,7 +123,7 @@ pub fn run(args: StatsArgs) -> ExitCode {
         let stats = stats
             .lock()
             .map_err(|_| Error::Fatal("statistics were lost to a panic".into()))?;
-        let mut out = soif_sinks::value_text::open_output(args.output.as_deref())?;
+        let mut out = soif_sinks::output::open_output(args.output.as_deref())?;
         let mut buf = Vec::new();
         if args.cip_hint.is_some() {
             stats.cip_hint(&args, now_http_date(), &mut buf);

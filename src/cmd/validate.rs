@@ -177,12 +177,11 @@ pub fn run(args: ValidateArgs) -> ExitCode {
     } else {
         report.text(&mut buf);
     }
-    let written =
-        soif_sinks::value_text::open_output(args.output.as_deref()).and_then(|mut out| {
-            out.write_all(&buf)
-                .and_then(|()| out.flush())
-                .map_err(|e| Error::io("writing the report", e))
-        });
+    let written = soif_sinks::output::open_output(args.output.as_deref()).and_then(|mut out| {
+        out.write_all(&buf)
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io("writing the report", e))
+    });
     if let Err(e) = written {
         return fail(&e);
     }

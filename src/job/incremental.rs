@@ -27,7 +27,7 @@
 //! refused with `--state`.
 
 use super::pass::{run_job, Job};
-use super::state::StateOptions;
+use super::state::IncrementalOptions;
 use crate::terminal::{fail, Reporter, EXIT_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 use serde_json::{json, Value};
 use soif_pipeline::engine::ErrorPolicy;
@@ -414,7 +414,7 @@ fn counts_by_name(summary: &Summary) -> HashMap<&str, &InputCounts> {
 }
 
 /// `--dry-run`: the decisions, on stdout, one per line; nothing changes.
-fn dry_run(job: &Job, opts: &StateOptions) -> ExitCode {
+fn dry_run(job: &Job, opts: &IncrementalOptions) -> ExitCode {
     let store = match StateStore::open_read_only(&opts.path) {
         Ok(s) => s,
         Err(e) => return fail(&e.into()),
@@ -539,7 +539,7 @@ struct RunReport {
 }
 
 impl RunReport {
-    fn new(_job: &Job, opts: &StateOptions, started: String) -> RunReport {
+    fn new(_job: &Job, opts: &IncrementalOptions, started: String) -> RunReport {
         RunReport {
             state: opts.path.display().to_string(),
             run: None,

@@ -8,7 +8,7 @@ pub mod pass;
 pub mod state;
 
 pub use pass::Job;
-pub use state::StateArgs;
+pub use state::IncrementalArgs;
 
 use crate::terminal::{exit_for, fail, Reporter};
 use pass::run_job;

@@ -11,7 +11,7 @@ use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};
 use soif_sinks::wide::ShapeCollector;
 use soif_sinks::{FirstPass, RunContext, SinkConfig};
 use soif_sources::range::RangeSource;
-use soif_sources::{InputSource, InputSpec, SourceOptions};
+use soif_sources::{InputSettings, InputSource, InputSpec};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -20,7 +20,7 @@ pub struct Job {
     pub specs: Vec<InputSpec>,
     /// `--range`: one byte range of one plain file instead of `specs`.
     pub range: Option<(PathBuf, RangeSpec)>,
-    pub source: SourceOptions,
+    pub source: InputSettings,
     /// The observer is set by [`execute`].
     pub engine: EngineOptions,
     pub transforms: Vec<TransformSpec>,
@@ -28,7 +28,7 @@ pub struct Job {
     pub sinks: Vec<SinkConfig>,
     pub quiet: bool,
     /// `--state` (or a pipeline's `[state]`): an incremental run.
-    pub state: Option<super::state::StateOptions>,
+    pub state: Option<super::state::IncrementalOptions>,
     /// `--report FILE.json`.
     pub report: Option<PathBuf>,
     /// The inputs as given (the report's sources).

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// The options of incremental runs, shared by `convert` and `run`.
 #[derive(Debug, Clone, Default, Args)]
-pub struct StateArgs {
+pub struct IncrementalArgs {
     /// Make the run incremental: remember in this SQLite file what was taken, and take
     /// only what is new or changed since the last successful run (files by size, time
     /// and content hash; URLs by their checkpoints). Exactly once even after a crash;
@@ -36,17 +36,20 @@ pub struct StateArgs {
     pub report: Option<PathBuf>,
 }
 
-/// An incremental run's settings, from [`StateArgs`] and a pipeline's `[state]`.
+/// An incremental run's settings, from [`IncrementalArgs`] and a pipeline's `[state]`.
 #[derive(Debug, Clone)]
-pub struct StateOptions {
+pub struct IncrementalOptions {
     pub path: PathBuf,
     pub settle: Duration,
     pub dry_run: bool,
 }
 
-impl StateArgs {
+impl IncrementalArgs {
     /// The run's state options: the command line first, then the pipeline's `[state]`.
-    pub fn options(&self, config: Option<&StateConfig>) -> Result<Option<StateOptions>, Error> {
+    pub fn options(
+        &self,
+        config: Option<&StateConfig>,
+    ) -> Result<Option<IncrementalOptions>, Error> {
         let path = self
             .state
             .clone()
@@ -67,7 +70,7 @@ impl StateArgs {
                 .map_err(|e| Error::Config(format!("[state] settle: {e}")))?,
             (None, None) => soif_state::DEFAULT_SETTLE,
         };
-        Ok(Some(StateOptions {
+        Ok(Some(IncrementalOptions {
             path,
             settle,
             dry_run: self.dry_run,

@@ -14,6 +14,7 @@ mod http_source;
 mod mmap;
 mod oai_source;
 mod parquet;
+mod pipeline_tests;
 mod rdfxml;
 mod rdm_http_input;
 mod rdm_loop;

@@ -8,7 +8,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use soif_pipeline::source::{InputData, Source};
 use soif_pipeline::{Checkpoint, Checkpoints};
-use soif_sources::{expand, InputSource, SourceOptions};
+use soif_sources::{expand, InputSettings, InputSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -596,9 +596,9 @@ async fn drain(mut source: InputSource) -> (usize, usize) {
 }
 
 fn source(inputs: &[String], checkpoints: &Checkpoints) -> InputSource {
-    let opts = SourceOptions {
+    let opts = InputSettings {
         checkpoints: Some(checkpoints.clone()),
-        ..SourceOptions::default()
+        ..InputSettings::default()
     };
     InputSource::new(expand(inputs).unwrap(), opts)
 }

@@ -9,8 +9,9 @@ blocks run there in order, so that a block may use what an earlier one wrote:
 - ```console: each `$ COMMAND` line (continued by a trailing `\\`) runs in bash; its
   standard output must be exactly the lines that follow it, and its exit status 0 or 3.
 - ```python: the page's Python blocks run in one interpreter, one namespace, in order.
-- ```toml: parsed; a pipeline file (a `[source]` table) is run with `soif run`, a `dc`
-  mapping (`[[rule]]`) with `soif convert … -t dc:FILE`.
+- ```toml: parsed; a pipeline file (a `[source]` table) is run with `soif run`, and its
+  test cases (`[[test]]`), if any, with `soif test`, which must pass; a `dc` mapping
+  (`[[rule]]`) with `soif convert … -t dc:FILE`.
 
 `soif` and `soif-gen` come first on PATH (the binaries the Rust suite built: $SOIF_BIN),
 then this virtual environment (Python with the package, Polars, DuckDB, pyarrow and
@@ -242,6 +243,8 @@ def toml(page, block):
     path.write_text(block.text, encoding="utf-8")
     if "source" in data:
         page.shell(f"soif run -q {path}\n", block, ok=(0, 3))
+        if "test" in data:
+            page.shell(f"soif test {path}\n", block)
     elif "rule" in data:
         page.shell(f"soif convert tests/fixtures/harvest/ecrc-93-10.soif -t dc:{path} --to jsonl -q\n", block)
 

@@ -717,8 +717,9 @@ impl Emit for Chain<'_> {
     }
 }
 
-/// A rejection for a decoded record refused later (by a transform or a sink).
-fn rejection_of(record: &Record, reason: &str) -> Rejection {
+/// A rejection for a decoded record refused later (by a transform or a sink): the reason,
+/// then the input, byte offset, record number and URL.
+pub fn rejection_of(record: &Record, reason: &str) -> Rejection {
     let position = record.position.clone().unwrap_or_default();
     // Input, byte offset, record number and URL, as the decoder's own errors give them.
     let message = match &record.position {

@@ -8,8 +8,9 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use soif_codecs::Record;
 use soif_pipeline::Sink;
-use soif_sinks::sqlite::{SqliteSink, StoreOptions};
+use soif_sinks::sqlite::SqliteSink;
 use soif_sinks::{build, RunContext, SinkConfig};
+use soif_store::StoreOptions;
 use std::path::Path;
 
 fn load(db: &Path, records: &[Record], batch: usize) {

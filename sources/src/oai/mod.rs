@@ -63,8 +63,8 @@ pub use read::{soif_identifier, Granularity, MetadataFormat, DC_NS, OAI_NS, SOIF
 use crate::Notices;
 use bytes::Bytes;
 use read::{identify_granularity, parse_page, PageContext};
+use soif_codecs::run_error::error_chain;
 use soif_codecs::Record;
-use soif_pipeline::error::error_chain;
 use soif_pipeline::retry::retry_after;
 use soif_pipeline::source::{InputData, RecordItem, Rejection};
 use soif_pipeline::Error;

@@ -32,7 +32,7 @@ use jni::sys::{jboolean, jint, jlong, jlongArray, jobjectArray, JNI_TRUE};
 use jni::JNIEnv;
 use soif_codecs::soif::split::RangeSpec;
 use soif_options::ErrorPolicy;
-use soif_reader::{path_source, Batches, Core, Counts, Extras, Failure, Policy};
+use soif_reader::{path_source, Batches, Core, Counts, Extras, Failure};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -146,9 +146,9 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
         let source_options = source_options(lenient, max_record_size)?;
         let decoder = source_options.decoder_options();
         let policy = match mode {
-            0 => Policy::Fail,
-            1 => Policy::Skip,
-            2 => Policy::Column,
+            0 => ErrorPolicy::Fail,
+            1 => ErrorPolicy::Skip,
+            2 => ErrorPolicy::Column,
             other => {
                 return Err(Thrown(
                     "java/lang/IllegalArgumentException",
@@ -178,7 +178,7 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
         };
         let source = path_source(&[path], range, &source_options)?;
         let extras = Extras {
-            corrupt: policy == Policy::Column,
+            corrupt: policy == ErrorPolicy::Column,
             source: source_column == JNI_TRUE,
         };
         let core = Core::new(source, decoder, policy, Arc::new(Counts::default()))?;

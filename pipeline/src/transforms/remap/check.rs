@@ -92,11 +92,13 @@ pub fn records(result: Value, input: &Record, out: &mut Vec<Record>) -> Result<(
             for (i, item) in items.into_iter().enumerate() {
                 let map = match item {
                     Value::Object(map) => map,
-                    other => return Err(Fault::new(format!(
+                    other => {
+                        return Err(Fault::new(format!(
                         "item {} of {n} of the program's result is {}, not a record (an object)",
                         i + 1,
                         kind_name(&other)
-                    ))),
+                    )))
+                    }
                 };
                 out.push(record(map, input).map_err(|f| f.at(format!("[{i}]")))?);
             }
