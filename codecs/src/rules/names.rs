@@ -121,16 +121,9 @@ pub fn name_fault(name: &[u8]) -> Option<String> {
     if name.len() > MAX_NAME {
         return Some(format!("an attribute name is at most {MAX_NAME} bytes"));
     }
-    match name
-        .iter()
+    name.iter()
         .find(|&&b| b == b'{' || b == b'}' || is_soif_space(b))
-    {
-        Some(&b) => Some(format!(
-            "an attribute name cannot hold {}",
-            describe_byte(b)
-        )),
-        None => None,
-    }
+        .map(|&b| format!("an attribute name cannot hold {}", describe_byte(b)))
 }
 
 /// Why `template` cannot be a template name (`None` when it can): not empty, at most

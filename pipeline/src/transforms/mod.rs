@@ -150,7 +150,7 @@ impl TransformSpec {
         match self {
             TransformSpec::Spec(spec) => build(spec, ctx),
             TransformSpec::Remap { source, origin } => {
-                Ok(Box::new(remap::Remap::new(source, origin, ctx)?))
+                Ok(Box::new(remap::Remap::new(source, origin, &ctx.tables)?))
             }
         }
     }
@@ -260,7 +260,7 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
         )?)),
         "remap" => Ok(Box::new(remap::Remap::from_file(
             std::path::Path::new(required(name, args, "FILE.vrl")?),
-            ctx,
+            &ctx.tables,
         )?)),
         _ => Err(Error::Config(format!(
             "unknown transform `{name}` in `-t {spec}` (known: {})",

@@ -349,11 +349,10 @@ impl DiagnosticMessage for CompileFault {
 mod tests {
     use super::super::Remap;
     use super::*;
-    use crate::transforms::TransformContext;
     use crate::Collect;
     use soif_codecs::Record;
 
-    fn ctx() -> TransformContext {
+    fn ctx() -> Tables {
         let dir =
             std::env::temp_dir().join(format!("soif-remap-enrichment-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
@@ -365,10 +364,7 @@ mod tests {
         assert!(written.is_ok());
         let tables = Tables::load([("types", path.as_path())]);
         match tables {
-            Ok(tables) => TransformContext {
-                tables,
-                ..TransformContext::default()
-            },
+            Ok(tables) => tables,
             Err(e) => panic!("{e}"),
         }
     }
@@ -443,7 +439,7 @@ mod tests {
         let e = Remap::new(
             r#"get_enrichment_table_record!("types", {"mime": 1})"#,
             "t.vrl",
-            &TransformContext::default(),
+            &Tables::default(),
         );
         assert!(e.is_err_and(|e| e.to_string().contains("no lookup table is loaded")));
     }

@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use soif_pipeline::transforms::remap::Remap;
-//! use soif_pipeline::transforms::TransformContext;
+//! use soif_pipeline::transforms::remap::tables::Tables;
 //! use soif_pipeline::{Collect, Transform};
 //! use soif_codecs::Record;
 //!
@@ -11,7 +11,7 @@
 //!     del(.attributes.Title)
 //!     .attributes.collection = "ECRC"
 //! "#;
-//! let mut remap = Remap::new(program, "example.vrl", &TransformContext::default()).unwrap();
+//! let mut remap = Remap::new(program, "example.vrl", &Tables::default()).unwrap();
 //! let out = Collect::run(&mut remap, [Record::new("FILE", "ftp://x/").with("Title", "Sorts")]).unwrap();
 //! assert_eq!(out.records[0].get_str("title"), Some("SORTS"));
 //! assert_eq!(out.records[0].get_str("collection"), Some("ECRC"));
@@ -41,11 +41,11 @@ pub mod enrichment;
 pub mod tables;
 pub mod value;
 
-use super::TransformContext;
 use crate::{Emit, Error, Transform};
 use soif_codecs::Record;
 use std::path::Path;
 use std::sync::Arc;
+use tables::Tables;
 use vrl::compiler::runtime::{Runtime, Terminate};
 use vrl::compiler::state::{ExternalEnv, TypeState};
 use vrl::compiler::{CompileConfig, Function, Program, TargetValue, TimeZone};
@@ -70,21 +70,22 @@ pub struct Remap {
 }
 
 impl Remap {
-    /// Compiles the program in the file `path` (`-t remap:FILE.vrl`).
-    pub fn from_file(path: &Path, ctx: &TransformContext) -> Result<Remap, Error> {
+    /// Compiles the program in the file `path` (`-t remap:FILE.vrl`); its lookup
+    /// functions search `tables`.
+    pub fn from_file(path: &Path, tables: &Tables) -> Result<Remap, Error> {
         let source = std::fs::read_to_string(path).map_err(|e| {
             Error::Config(format!(
                 "remap: cannot read the program {}: {e}",
                 path.display()
             ))
         })?;
-        Remap::new(&source, &path.display().to_string(), ctx)
+        Remap::new(&source, &path.display().to_string(), tables)
     }
 
     /// Compiles the program `source`; `origin` names it in messages (a file name, or
     /// where a pipeline file holds it).
-    pub fn new(source: &str, origin: &str, ctx: &TransformContext) -> Result<Remap, Error> {
-        let (program, warnings) = compile(source, origin, ctx)?;
+    pub fn new(source: &str, origin: &str, tables: &Tables) -> Result<Remap, Error> {
+        let (program, warnings) = compile(source, origin, tables)?;
         Ok(Remap::with_program(
             Arc::new(program),
             Arc::from(source),
@@ -119,10 +120,10 @@ impl Remap {
 }
 
 /// The functions a program may call: VRL's standard library (as built) and the
-/// lookup-table functions over `ctx.tables`.
-pub fn functions(ctx: &TransformContext) -> Vec<Box<dyn Function>> {
+/// lookup-table functions over `tables`.
+pub fn functions(tables: &Tables) -> Vec<Box<dyn Function>> {
     let mut fns = vrl::stdlib::all();
-    fns.extend(enrichment::functions(&ctx.tables));
+    fns.extend(enrichment::functions(tables));
     fns
 }
 
@@ -131,7 +132,7 @@ pub fn functions(ctx: &TransformContext) -> Vec<Box<dyn Function>> {
 fn compile(
     source: &str,
     origin: &str,
-    ctx: &TransformContext,
+    tables: &Tables,
 ) -> Result<(Program, Option<String>), Error> {
     let state = TypeState {
         local: Default::default(),
@@ -139,7 +140,7 @@ fn compile(
     };
     match vrl::compiler::compile_with_state(
         source,
-        &functions(ctx),
+        &functions(tables),
         &state,
         CompileConfig::default(),
     ) {
@@ -280,7 +281,7 @@ mod tests {
     use soif_codecs::Position;
 
     fn remap(program: &str) -> Remap {
-        match Remap::new(program, "test.vrl", &TransformContext::default()) {
+        match Remap::new(program, "test.vrl", &Tables::default()) {
             Ok(r) => r,
             Err(e) => panic!("{e}"),
         }
@@ -397,7 +398,7 @@ mod tests {
         let e = Remap::new(
             "\n.x = upcase(.attributes.Title)\n",
             "map.vrl",
-            &TransformContext::default(),
+            &Tables::default(),
         )
         .err()
         .map(|e| (e.is_config(), e.to_string()));
