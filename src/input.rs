@@ -5,7 +5,7 @@ use crate::terminal::Reporter;
 use clap::Args;
 use soif_options::{ByteSize, ErrorPolicy, InputFormat};
 use soif_pipeline::transforms::remap::tables::Tables;
-use soif_pipeline::transforms::TransformContext;
+use soif_pipeline::transforms::{Files, TransformContext};
 use soif_pipeline::{EngineOptions, Error};
 use soif_sources::{InputSettings, InputSource, InputSpec};
 use std::path::PathBuf;
@@ -139,7 +139,11 @@ impl InputArgs {
             temp_dir: self.temp_dir.clone(),
             memory_budget: self.memory_budget.as_usize(),
             schema,
-            tables: Tables::load(specs.iter().map(|(n, p)| (n.as_str(), p.as_path())))?,
+            tables: Tables::load(
+                specs.iter().map(|(n, p)| (n.as_str(), p.as_path())),
+                &Files::default(),
+            )?,
+            ..TransformContext::default()
         })
     }
 

@@ -58,7 +58,7 @@ use serde::Deserialize;
 use soif_options::InputFormat;
 pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
 use soif_pipeline::transforms::remap::tables::Tables;
-use soif_pipeline::transforms::{TransformContext, TransformSpec, DEFAULT_MEMORY_BUDGET};
+use soif_pipeline::transforms::{Files, TransformContext, TransformSpec, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
 use std::collections::BTreeMap;
@@ -261,7 +261,9 @@ impl PipelineConfig {
                 self.tables
                     .iter()
                     .map(|(name, path)| (name.as_str(), path.as_path())),
+                &Files::default(),
             )?,
+            ..TransformContext::default()
         })
     }
 }

@@ -206,32 +206,11 @@ impl BatchBuilder {
     }
 
     fn push_attribute(&mut self, name: &Bytes, value: &Value) {
-        match value {
-            Value::Bytes(b) => {
-                self.bytes += name.len() + b.len() + 16;
-                text_or_bytes(name, &mut self.names, &mut self.name_bytes);
-                text_or_bytes(b, &mut self.values, &mut self.value_bytes);
-            }
-            // A list's items under the list's own name, in order.
-            Value::List(items) if items.iter().all(|i| matches!(i, Value::Bytes(_))) => {
-                for item in items {
-                    self.push_attribute(name, item);
-                }
-            }
-            // Parts (and anything nested deeper): back to their SOIF names.
-            _ => {
-                let one = Record {
-                    attributes: vec![Attribute {
-                        name: name.clone(),
-                        value: value.clone(),
-                    }],
-                    ..Record::default()
-                };
-                for a in one.flattened().attributes.iter() {
-                    self.push_attribute(&a.name, &a.value);
-                }
-            }
-        }
+        layout_pairs(name, value, &mut |name, value| {
+            self.bytes += name.len() + value.len() + 16;
+            text_or_bytes(name, &mut self.names, &mut self.name_bytes);
+            text_or_bytes(value, &mut self.values, &mut self.value_bytes);
+        });
     }
 
     /// The `attributes` column of the rows added so far; its builders are empty again.
@@ -271,6 +250,33 @@ impl BatchBuilder {
         // to, an empty batch would hide the bug, so the message says where to look.
         RecordBatch::try_new(schema(), columns)
             .unwrap_or_else(|e| panic!("soif-arrow builds batches to its own schema: {e}"))
+    }
+}
+
+/// The (name, value) pairs an attribute is written as in the layout (see the crate
+/// docs): a value as it is, a list's items under the list's own name in order, parts
+/// (and anything nested deeper) under their SOIF names. `soif.records` hands a record's
+/// attributes out the same way.
+pub fn layout_pairs(name: &Bytes, value: &Value, f: &mut impl FnMut(&Bytes, &Bytes)) {
+    match value {
+        Value::Bytes(b) => f(name, b),
+        Value::List(items) if items.iter().all(|i| matches!(i, Value::Bytes(_))) => {
+            for item in items {
+                layout_pairs(name, item, f);
+            }
+        }
+        _ => {
+            let one = Record {
+                attributes: vec![Attribute {
+                    name: name.clone(),
+                    value: value.clone(),
+                }],
+                ..Record::default()
+            };
+            for a in one.flattened().attributes.iter() {
+                layout_pairs(&a.name, &a.value, f);
+            }
+        }
     }
 }
 

@@ -9,6 +9,8 @@
 //! - [`SourceOptions`]: how records are read (format, lenient repairs, the largest
 //!   record, memory mapping), a pipeline file's `[source]`.
 //! - [`SparkOptions`]: a Spark read's options.
+//! - [`TransformOptions`]: the `transforms` option of Python and Spark (the chain the
+//!   CLI takes as `-t`).
 //!
 //! Typed options deserialise from a pipeline file (serde) and parse from a flat string
 //! map ([`OptionMap`]: what Python and Spark hand over), so each front end reads an option
@@ -20,6 +22,7 @@ pub mod policy;
 pub mod size;
 pub mod source;
 pub mod spark;
+pub mod transforms;
 
 pub use error::OptionError;
 pub use map::OptionMap;
@@ -27,3 +30,4 @@ pub use policy::{ErrorOptions, ErrorPolicy};
 pub use size::{ByteSize, SizeError};
 pub use source::{InputFormat, SourceOptions, DEFAULT_MAX_RECORD_SIZE};
 pub use spark::SparkOptions;
+pub use transforms::TransformOptions;

@@ -10,6 +10,7 @@
 //! | `includeSource` | a `_source` column (file, byte offset) | `false` |
 //! | `recursiveFileLookup` | read directories recursively | `false` |
 //! | `batchSize` | rows per Arrow batch | 4096 |
+//! | `transforms` | the transform chain ([`TransformOptions`]: a JSON array of specs) | none |
 //! | `path`, `paths` | what `load` was given (`paths`: a JSON array) | |
 //!
 //! Names are matched case-insensitively, as Spark's own are (see [`OptionMap`]); an
@@ -19,6 +20,7 @@ use crate::map::OptionMap;
 use crate::policy::ErrorPolicy;
 use crate::size::ByteSize;
 use crate::source::SourceOptions;
+use crate::transforms::TransformOptions;
 use crate::OptionError;
 
 /// The corrupt-record column's name unless `columnNameOfCorruptRecord` says otherwise.
@@ -41,6 +43,7 @@ pub struct SparkOptions {
     pub include_source: bool,
     pub recursive: bool,
     pub batch_size: usize,
+    pub transforms: TransformOptions,
 }
 
 impl SparkOptions {
@@ -80,6 +83,7 @@ impl SparkOptions {
                 }
             },
         };
+        let transforms = TransformOptions::from_map(&mut map)?;
         let mut paths = Vec::new();
         if let Some(v) = map.string("paths").filter(|v| !v.is_empty()) {
             match serde_json::from_str::<serde_json::Value>(&v) {
@@ -106,6 +110,7 @@ impl SparkOptions {
             include_source,
             recursive,
             batch_size,
+            transforms,
         })
     }
 }
@@ -137,6 +142,7 @@ mod tests {
             ("includeSource", "TRUE"),
             ("recursiveFileLookup", "1"),
             ("batchSize", "100"),
+            ("transforms", "[\"collapse\", \"select:URL,Title\"]"),
             ("paths", "[\"a.soif\", \"b/\"]"),
             ("path", "c.soif"),
         ])
@@ -148,6 +154,7 @@ mod tests {
         assert_eq!(o.split_size.as_u64(), 1000);
         assert!(o.include_source && o.recursive);
         assert_eq!(o.batch_size, 100);
+        assert_eq!(o.transforms.specs, ["collapse", "select:URL,Title"]);
         assert_eq!(o.paths, ["a.soif", "b/", "c.soif"]);
     }
 

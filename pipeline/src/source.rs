@@ -55,6 +55,18 @@ impl From<soif_codecs::soif::DecodeError> for Rejection {
     }
 }
 
+/// An OAI-PMH item that could not be read: rejected with the reader's message, position
+/// and `<record>` bytes.
+impl From<soif_codecs::oai::read::BadItem> for Rejection {
+    fn from(b: soif_codecs::oai::read::BadItem) -> Rejection {
+        Rejection {
+            message: b.message,
+            position: b.position,
+            raw: b.raw,
+        }
+    }
+}
+
 /// Rejected bytes from inside a Harvest envelope, put back inside it for the quarantine:
 /// `@DELETE {` (or `@REFRESH`, `@UPDATE`), the bytes, and unless they already hold it
 /// (`closed`), the envelope's `}` on a line of its own.

@@ -219,6 +219,11 @@ def _range_arg(range: Any, first_record: int) -> Optional[Tuple[int, int, int, O
 
 def _option_text(value: Any) -> str:
     """A keyword argument's value as the option text soif's option code reads."""
+    if isinstance(value, (list, tuple)):
+        # A list (``transforms=[...]``): a JSON array, as Spark's option takes it.
+        import json
+
+        return json.dumps([os.fspath(v) if isinstance(v, os.PathLike) else str(v) for v in value])
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, os.PathLike):
@@ -294,6 +299,19 @@ class _Counts:
     def rejected(self) -> int:
         """Bad records skipped or quarantined (or the one that failed the read)."""
         return self._native.rejected
+
+    @property
+    def filtered(self) -> int:
+        """Records the transforms dropped on purpose (``match``, ``since``, ``select``
+        keeps them; see ``transforms=``): ``records_in - records_out - rejected``, as the
+        CLI's summary counts them (0 when a transform made several records of one)."""
+        return self._native.filtered
+
+    @property
+    def warnings(self) -> List[str]:
+        """The transforms' warnings (the first 1000), e.g. ``dc``'s values it could not
+        convert."""
+        return self._native.warnings
 
     @property
     def repaired(self) -> int:
@@ -449,6 +467,7 @@ def read(
     range: Union[Split, Tuple[int, int], None] = None,
     first_record: int = 0,
     source_column: bool = False,
+    transforms: Union[Sequence[str], str, None] = None,
     **options: Any,
 ) -> Reader:
     """Streams the records of ``source`` as Arrow record batches in soif's layout.
@@ -487,6 +506,15 @@ def read(
         the input (as named in the source) and the byte offset where the record starts
         (for a bad record, where its error is). For a plain file that is the offset in
         the file; for a compressed one, in the decompressed stream.
+    :param transforms: the transform chain, applied to each record before it becomes a
+        row: a list of the specs the CLI takes as ``-t SPEC`` (``["collapse",
+        "select:URL,Title"]``; one spec alone may be a string), built by the CLI's own
+        code, so that the rows equal those ``soif convert --to parquet -t …`` writes.
+        A record a transform rejects (``validate``) goes to ``on_error`` as a bad record
+        does (with ``"column"``, a row of its own; with ``"quarantine"``, its bytes as
+        read); ``filtered`` counts the records the transforms dropped, ``warnings`` holds
+        theirs. A bad spec, or a file it names that cannot be read, is a
+        :class:`ValueError` before anything is read.
     :param options: the other source options, by the names the CLI's pipeline files
         use (``format``, ``mmap``). Every option is read by soif's one option code (that
         of the CLI, pipeline files and Spark), so an unknown or malformed one is a
@@ -512,7 +540,7 @@ def read(
             range,
             first_record,
             source_column,
-            options,
+            _with_transforms(options, transforms),
         )
     )
 
@@ -526,12 +554,16 @@ def records(
     quarantine: Union[str, "os.PathLike[str]", None] = None,
     range: Union[Split, Tuple[int, int], None] = None,
     first_record: int = 0,
+    transforms: Union[Sequence[str], str, None] = None,
     **options: Any,
 ) -> RecordReader:
     """Streams the records of ``source`` as :class:`Record` objects (no Arrow needed).
 
     The arguments are those of :func:`read` (``on_error="column"`` is :func:`read`'s
-    only: a :class:`Record` has no place for a bad one).
+    only: a :class:`Record` has no place for a bad one). A record's attributes are those
+    of its row in :func:`read`: after ``transforms=["collapse"]`` a list is repeated
+    attributes of its collapsed name (``Author``, ``Author``), parts keep their SOIF
+    names.
 
     >>> import soif
     >>> [r["Title"] for r in soif.records(b"@FILE { http://a/\\nTitle{5}:\\tHello\\n}\\n")]
@@ -541,9 +573,25 @@ def records(
         raise ValueError('on_error="column" is for soif.read (rows); soif.records yields good records only')
     return RecordReader(
         _native_reader(
-            source, lenient, max_record_size, on_error, quarantine, None, range, first_record, extra=options
+            source,
+            lenient,
+            max_record_size,
+            on_error,
+            quarantine,
+            None,
+            range,
+            first_record,
+            extra=_with_transforms(options, transforms),
         )
     )
+
+
+def _with_transforms(options: Dict[str, Any], transforms: Union[Sequence[str], str, None]) -> Dict[str, Any]:
+    if transforms is None:
+        return options
+    if not isinstance(transforms, (str, list, tuple)):
+        raise TypeError(f"transforms must be a list of specs or one spec, not {type(transforms).__name__}")
+    return dict(options, transforms=transforms)
 
 
 def schema() -> Any:

@@ -113,6 +113,14 @@ option                      meaning
                             file and the record's byte offset in it)
 ``recursiveFileLookup``     ``true``: read directories recursively
 ``batchSize``               rows per Arrow batch handed to Spark (default 4096)
+``transforms``              the transform chain, as a JSON array of the CLI's ``-t`` specs
+                            (``'["collapse", "select:URL,Title"]'``; one spec alone may be
+                            given as it is): the rows are those ``soif convert --to parquet``
+                            writes with that chain. Checked on the driver, which reads the
+                            files the specs name and ships their bytes with the chain, so the
+                            executors need no copy of them; ``order``, ``hits`` and
+                            ``dedupe`` need the whole stream and are refused
+                            (docs/spark.md#transforms)
 =========================== =================================================================
 
 The schema is :func:`soif.schema` (``template``, ``url``, ``action``, ``attributes``
@@ -235,6 +243,9 @@ class _Options:
     include_source: bool
     recursive: bool
     batch_size: int
+    #: The transform chain as the executors build it (the specs, with the bytes of the
+    #: files they read, read on the driver), or None.
+    transforms: Optional[str] = None
 
     @classmethod
     def parse(cls, options: Dict[str, str]) -> "_Options":
@@ -249,6 +260,7 @@ class _Options:
             include_source=o["include_source"],
             recursive=o["recursive"],
             batch_size=o["batch_size"],
+            transforms=o["transforms"],
         )
 
 
@@ -679,6 +691,8 @@ class SoifReader(DataSourceReader):
             source_column=o.include_source,
             batch_size=o.batch_size,
         )
+        if o.transforms is not None:
+            kw["transforms"] = o.transforms
         if partition.split is not None:
             kw["range"] = partition.split
         if partition.remote is not None:

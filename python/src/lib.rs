@@ -247,9 +247,12 @@ impl Reader {
                 )))
             }
         };
+        let chain = py
+            .detach(|| soif_reader::chain::build(&opts.transforms))
+            .map_err(|f| failure_error(py, f))?;
         let counts = Arc::new(Counts::default());
-        let core =
-            Core::new(src, decoder, policy, counts.clone()).map_err(|f| failure_error(py, f))?;
+        let core = Core::with_transforms(src, decoder, policy, counts.clone(), chain)
+            .map_err(|f| failure_error(py, f))?;
         Ok(Reader {
             core: Mutex::new(Some(Batches::new(core, batch_size, extras))),
             counts,
@@ -350,6 +353,23 @@ impl Reader {
     fn rejected(&self) -> u64 {
         self.counts.rejected.load(Ordering::Relaxed)
     }
+    /// Records the transforms dropped on purpose (`match`, `since`, …): records in,
+    /// less those out and those rejected, as the CLI's summary counts them.
+    #[getter]
+    fn filtered(&self) -> u64 {
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        n(&self.counts.records_in)
+            .saturating_sub(n(&self.counts.records_out) + n(&self.counts.rejected))
+    }
+    /// The transforms' warnings (the first 1000).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.counts
+            .warnings
+            .lock()
+            .map(|w| w.clone())
+            .unwrap_or_default()
+    }
     #[getter]
     fn repaired(&self) -> u64 {
         self.counts.repaired.load(Ordering::Relaxed)
@@ -392,12 +412,17 @@ impl Reader {
 }
 
 fn record_tuple<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'py, PyTuple>> {
-    let flat = r.flattened();
+    // As the Arrow layout holds them: a collapsed list as repeated entries of its name.
     let attrs = PyList::empty(py);
-    for a in &flat.attributes {
-        let value: &[u8] = a.value.as_bytes().map(|b| b.as_ref()).unwrap_or_default();
-        attrs.append((PyBytes::new(py, &a.name), PyBytes::new(py, value)))?;
+    let mut result = Ok(());
+    for a in &r.attributes {
+        soif_arrow::layout_pairs(&a.name, &a.value, &mut |name, value| {
+            if result.is_ok() {
+                result = attrs.append((PyBytes::new(py, name), PyBytes::new(py, value)));
+            }
+        });
     }
+    result?;
     let action = r.action.map(|a| PyString::new(py, a.as_str()));
     PyTuple::new(
         py,
@@ -680,6 +705,14 @@ fn spark_options<'py>(
     d.set_item("recursive", o.recursive)?;
     d.set_item("batch_size", o.batch_size)?;
     d.set_item("paths", o.paths)?;
+    // The chain checked here, on the driver, with the files it reads, for the executors.
+    let shipped = py
+        .detach(|| soif_reader::chain::ship(&o.transforms))
+        .map_err(|f| PyValueError::new_err(format!("soif: {}", f.message())))?;
+    d.set_item(
+        "transforms",
+        (!shipped.is_empty()).then(|| shipped.to_text()),
+    )?;
     Ok(d)
 }
 

@@ -14,6 +14,8 @@
 //! - [`batches`]: the record batches of the loop in the Arrow layout of `soif-arrow`
 //!   (with the `_corrupt_record` and `_source` columns when asked for), built on worker
 //!   threads;
+//! - [`chain`]: the transform chain of a read (`transforms`), and the form a Spark
+//!   driver ships it in;
 //! - [`input`]: bytes held in memory as an input;
 //! - [`options`]: the options of a read as the front ends hand them over (a flat map of
 //!   strings), parsed by `soif-options`.
@@ -22,6 +24,7 @@
 //! `spark/native/src/lib.rs`).
 
 pub mod batches;
+pub mod chain;
 pub mod input;
 pub mod options;
 pub mod read;

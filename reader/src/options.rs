@@ -5,7 +5,7 @@
 //! - [`ReadOptions`]: `soif.read` and `soif.records`' keyword arguments.
 //! - Spark's read options: [`soif_options::SparkOptions`], for both data sources.
 
-use soif_options::{ErrorPolicy, OptionError, OptionMap, SourceOptions};
+use soif_options::{ErrorPolicy, OptionError, OptionMap, SourceOptions, TransformOptions};
 use std::path::PathBuf;
 
 /// Rows a batch holds at most unless told otherwise (a batch also ends at
@@ -20,6 +20,7 @@ pub const DEFAULT_BATCH_SIZE: usize = soif_options::spark::DEFAULT_BATCH_SIZE;
 /// | `on_error`, `quarantine` | `fail`, `skip`, `quarantine` (with a file) or `column` ([`ErrorPolicy`]) | `fail` |
 /// | `batch_size` | rows per batch, a positive whole number | 4096 |
 /// | `source_column` | a `_source` column | off |
+/// | `transforms` | the transform chain ([`TransformOptions`]: a JSON array of specs, or one) | none |
 ///
 /// Names are matched as [`OptionMap`] matches them; an unknown one is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,7 @@ pub struct ReadOptions {
     pub policy: ErrorPolicy,
     pub batch_size: usize,
     pub source_column: bool,
+    pub transforms: TransformOptions,
 }
 
 impl ReadOptions {
@@ -48,12 +50,14 @@ impl ReadOptions {
             })?
             .unwrap_or(DEFAULT_BATCH_SIZE);
         let source_column = map.bool("source_column")?.unwrap_or(false);
+        let transforms = TransformOptions::from_map(&mut map)?;
         map.finish()?;
         Ok(ReadOptions {
             source,
             policy,
             batch_size,
             source_column,
+            transforms,
         })
     }
 }
@@ -70,6 +74,7 @@ mod tests {
             ("on_error", "skip"),
             ("batch_size", "7"),
             ("source_column", "false"),
+            ("transforms", "collapse"),
         ])
         .unwrap();
         assert!(o.source.lenient);
@@ -78,6 +83,7 @@ mod tests {
         assert_eq!(o.policy, ErrorPolicy::Skip);
         assert_eq!(o.batch_size, 7);
         assert!(!o.source_column);
+        assert_eq!(o.transforms.specs, ["collapse"]);
         let none: [(&str, &str); 0] = [];
         let d = ReadOptions::from_pairs(none).unwrap();
         assert_eq!(d.policy, ErrorPolicy::Fail);

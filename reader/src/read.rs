@@ -119,6 +119,9 @@ pub struct Counts {
     /// The failure that ended the read, kept for `Reader.error`: through the Arrow C
     /// stream a consumer sees only its message.
     pub failure: Mutex<Option<Failure>>,
+    /// The transforms' warnings (`dc`'s values it could not convert…), the first
+    /// [`MAX_ERRORS`].
+    pub warnings: Mutex<Vec<String>>,
 }
 
 fn bump(c: &AtomicU64) {
@@ -144,6 +147,26 @@ enum Feed {
         stream: futures::stream::BoxStream<'static, soif_pipeline::source::RecordItem>,
         records: u64,
     },
+}
+
+/// The next row of a reader fed from elsewhere (`None` at the end).
+pub(crate) type RowFeed = Box<dyn FnMut() -> Result<Option<Row>, Failure> + Send>;
+
+/// No input: the source of a reader whose rows come from elsewhere (its chain).
+struct NoInput;
+
+impl Source for NoInput {
+    fn next_input(
+        &mut self,
+    ) -> futures::future::BoxFuture<'_, Result<Option<soif_pipeline::Input>, Error>> {
+        Box::pin(async { Ok(None) })
+    }
+    fn bytes_read(&self) -> u64 {
+        0
+    }
+    fn total_bytes(&self) -> Option<u64> {
+        Some(0)
+    }
 }
 
 /// The source of files read by path, for both front ends (`soif.read` and the JVM
@@ -190,6 +213,9 @@ pub struct Core {
     done: bool,
     /// A failure was handed out: the read is over.
     failed: bool,
+    /// Where the rows come from when not from `source`: the transform chain, reading
+    /// another `Core` on its own thread (see [`crate::chain`]).
+    rows: Option<RowFeed>,
 }
 
 impl Core {
@@ -228,7 +254,22 @@ impl Core {
             carry: None,
             done: false,
             failed: false,
+            rows: None,
         })
+    }
+
+    /// A reader that reads nothing itself: its rows are `rows`' (the transform chain's,
+    /// see [`Core::with_transforms`]), under `policy`; no input, no quarantine of its own.
+    pub(crate) fn from_rows(
+        rows: RowFeed,
+        decoder: DecoderOptions,
+        policy: ErrorPolicy,
+        counts: Arc<Counts>,
+    ) -> Result<Core, Failure> {
+        let mut core = Core::new(Box::new(NoInput), decoder, ErrorPolicy::Skip, counts)?;
+        core.policy = policy;
+        core.rows = Some(rows);
+        Ok(core)
     }
 
     /// Opens the next input as the feed; false at the end of the inputs.
@@ -358,9 +399,17 @@ impl Core {
         }
     }
 
-    /// The next good record (or, under [`ErrorPolicy::Column`], bad one), with the error
-    /// policy applied to bad ones.
+    /// The next row handed out: out of the transform chain when there is one.
     fn next_record(&mut self) -> Result<Option<Row>, Failure> {
+        match self.rows.as_mut() {
+            Some(rows) => rows(),
+            None => self.next_row(),
+        }
+    }
+
+    /// The next good record (or, under [`ErrorPolicy::Column`], bad one) of the inputs, with
+    /// the error policy applied to bad ones.
+    pub(crate) fn next_row(&mut self) -> Result<Option<Row>, Failure> {
         loop {
             let Some(item) = self.next_item()? else {
                 if let Some(q) = self.quarantine.as_mut() {
@@ -396,6 +445,35 @@ impl Core {
             }
         }
         Row::Corrupt(corrupt)
+    }
+
+    /// A record a transform rejected (counted in `records_in` already), under the error
+    /// policy: a row of its own under [`ErrorPolicy::Column`], else `None`.
+    pub(crate) fn reject_row(&mut self, corrupt: Box<Corrupt>) -> Result<Option<Row>, Failure> {
+        if self.policy == ErrorPolicy::Column {
+            return Ok(Some(self.corrupt_row(corrupt)));
+        }
+        self.reject(corrupt.rejection)?;
+        Ok(None)
+    }
+
+    /// Writes out what the quarantine holds.
+    pub(crate) fn flush_quarantine(&mut self) -> Result<(), Failure> {
+        match self.quarantine.as_mut() {
+            Some(q) => q.flush().map_err(|e| Failure::Io {
+                message: format!("writing the quarantine: {e}"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps a transform's warning for `Reader.warnings`.
+    pub(crate) fn warn(&self, message: String) {
+        if let Ok(mut w) = self.counts.warnings.lock() {
+            if w.len() < MAX_ERRORS {
+                w.push(message);
+            }
+        }
     }
 
     /// Keeps the failure that ended the read for `Reader.error`.
@@ -537,6 +615,10 @@ impl Core {
         chunk: &mut Option<Chunk>,
         sources: bool,
     ) -> Result<Option<Option<usize>>, Failure> {
+        if self.rows.is_some() {
+            // Transformed records are rows.
+            return self.next_record_into(chunk);
+        }
         loop {
             if self.feed.is_none() && !self.open_next()? {
                 // The end: what is left to do there (the quarantine's flush).
@@ -780,6 +862,120 @@ mod tests {
         let (urls, _) = rows(&mut core, 10);
         assert_eq!(urls, ["http://a/"]);
         assert!(!path.exists());
+    }
+
+    /// A reader of `data` through the chain `specs` (with `schema.soif` in `dir`: `Size`
+    /// an int).
+    fn chained(
+        data: &'static [u8],
+        specs: &[&str],
+        dir: &std::path::Path,
+        policy: ErrorPolicy,
+    ) -> (Core, Arc<Counts>) {
+        std::fs::write(
+            dir.join("schema.soif"),
+            "@SCHEMA { -\nSchema-Name{4}:\tFILE\nLast-Modified{29}:\tThu, 16 May 1996 00:00:00 GMT\n\
+             SOIF-Attribute-1{4}:\tSize\nData-Type-1{3}:\tint\n}\n",
+        )
+        .expect("a schema");
+        let specs: Vec<String> = specs
+            .iter()
+            .map(|s| s.replace("SCHEMA", &dir.join("schema.soif").display().to_string()))
+            .collect();
+        let opts = soif_options::TransformOptions {
+            specs,
+            ..Default::default()
+        };
+        let chain = crate::chain::build(&opts).expect("a chain");
+        let counts = Arc::new(Counts::default());
+        let source = Box::new(BytesInput::new("t.soif", Bytes::from_static(data)));
+        let core = Core::with_transforms(
+            source,
+            DecoderOptions::default(),
+            policy,
+            counts.clone(),
+            chain,
+        )
+        .expect("a reader of bytes");
+        (core, counts)
+    }
+
+    /// Three records, the second with a `Size` that is not a number.
+    const SIZES: &[u8] = b"@FILE { http://a/\nSize{1}:\t1\nAuthor-1{1}:\tx\nAuthor-2{1}:\ty\n}\n\
+@FILE { http://b/\nSize{3}:\tbig\n}\n\
+@FILE { http://c/\nSize{1}:\t3\n}\n";
+
+    #[test]
+    fn transforms_run_between_the_decoder_and_the_rows() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (mut core, counts) = chained(
+            SIZES,
+            &["collapse", "match:Size=1"],
+            dir.path(),
+            ErrorPolicy::Fail,
+        );
+        let mut got = Vec::new();
+        while core
+            .fill(10, usize::MAX, |row| {
+                if let Row::Record(r) = row {
+                    got.push(r);
+                }
+                1
+            })
+            .expect("no failure")
+            > 0
+        {}
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].url_str(), "http://a/");
+        assert!(matches!(got[0].get("Author"), Some(soif_codecs::Value::List(l)) if l.len() == 2));
+        assert_eq!(counts.records_in.load(Ordering::Relaxed), 3);
+        assert_eq!(counts.records_out.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_transform_s_rejection_follows_the_error_policy() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // skip: counted and kept in `errors`.
+        let (mut core, counts) =
+            chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Skip);
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/", "http://c/"]);
+        assert!(failure.is_none());
+        assert_eq!(counts.rejected.load(Ordering::Relaxed), 1);
+        let errors = counts.errors.lock().expect("errors").clone();
+        assert!(
+            errors[0].message.contains("record 2 (http://b/)"),
+            "{}",
+            errors[0].message
+        );
+        // fail: the records before it, then the rejection.
+        let (mut core, _) = chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Fail);
+        let (urls, failure) = rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/"]);
+        assert!(
+            matches!(&failure, Some(Failure::Decode(r)) if r.position.record == 2),
+            "{failure:?}"
+        );
+        // column: a row of its own, in its place.
+        let (mut core, _) = chained(SIZES, &["validate:SCHEMA"], dir.path(), ErrorPolicy::Column);
+        let (rows, _) = rows(&mut core, 10);
+        assert_eq!(rows.len(), 3);
+        assert!(rows[1].starts_with("corrupt: "), "{}", rows[1]);
+        // quarantine: its bytes exactly as read.
+        let q = dir.path().join("q.soif");
+        let (mut core, counts) = chained(
+            SIZES,
+            &["validate:SCHEMA"],
+            dir.path(),
+            ErrorPolicy::Quarantine(q.clone()),
+        );
+        let (urls, _) = self::rows(&mut core, 10);
+        assert_eq!(urls, ["http://a/", "http://c/"]);
+        assert_eq!(counts.quarantined.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            std::fs::read(&q).expect("the quarantine"),
+            b"@FILE { http://b/\nSize{3}:\tbig\n}\n"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! default), the OAI-PMH provider's [`OaiConfig`], and what is read from files at start
 //! (`--db NAME=PATH`, the taxonomy). It imports nothing else of the server.
 
-use soif_codecs::oai_ids as ids;
+use soif_codecs::oai::ids;
 use soif_codecs::rdm::{Schema, Taxonomy};
 use soif_codecs::soif::{decode_all, DecoderOptions};
 use soif_codecs::Record;

@@ -248,7 +248,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         },
     };
     if let Some(id) = &config.oai.repository_id {
-        if !soif_server::oai::ids::valid_repository_id(id) {
+        if !soif_codecs::oai::ids::valid_repository_id(id) {
             return Err(Error::Config(format!(
                 "--oai-repository-id {id:?}: expected a domain name such as catalog.example.org"
             )));

@@ -210,7 +210,7 @@ fn a_missing_or_bad_table_is_a_usage_error_before_reading() {
         b"",
     );
     assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(stderr(&out).contains("table `types`: cannot open /nonexistent/types.csv"));
+    assert!(stderr(&out).contains("cannot open the table `types` /nonexistent/types.csv"));
     let ragged = dir.path().join("ragged.csv");
     std::fs::write(&ragged, "a,b\n1,2\n3\n").unwrap();
     let spec = format!("t={}", ragged.display());

@@ -14,7 +14,7 @@ import xmlschema
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 XSD = FIXTURES / "oai" / "xsd"
-SOIF_XSD = ROOT / "server" / "src" / "oai" / "soif.xsd"
+SOIF_XSD = ROOT / "codecs" / "src" / "oai" / "soif.xsd"
 REPO = "soif.example.org"
 # The second catalog (`gen`) is a repository of its own.
 GEN_REPO = "gen." + REPO

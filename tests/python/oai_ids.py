@@ -1,4 +1,4 @@
-"""The provider's identifiers (codecs/src/oai_ids.rs), rebuilt from a catalog's rows."""
+"""The provider's identifiers (codecs/src/oai/ids.rs), rebuilt from a catalog's rows."""
 
 _ID_MARKS = b"-_.!~*'();/?:@&=+$,"
 

@@ -96,16 +96,19 @@ def spark():
 
 @pytest.fixture(scope="session")
 def convert(soif_bin, tmp_path_factory):
-    """``soif convert PATHS --to parquet``, read back with pyarrow (the reference rows)."""
+    """``soif convert PATHS --to parquet [-t SPEC…]``, read back with pyarrow (the
+    reference rows)."""
     out_dir = tmp_path_factory.mktemp("convert")
     count = [0]
 
-    def run(*paths, lenient=False, on_error="skip"):
+    def run(*paths, lenient=False, on_error="skip", transforms=()):
         count[0] += 1
         out = out_dir / f"{count[0]}.parquet"
         args = [soif_bin, "convert", *map(str, paths), "--to", "parquet", "-o", str(out), "-q", "--on-error", on_error]
         if lenient:
             args.append("--lenient")
+        for spec in transforms:
+            args += ["-t", spec]
         done = subprocess.run(args, capture_output=True)
         assert done.returncode in (0, 3), done.stderr.decode()
         return pq.read_table(out)

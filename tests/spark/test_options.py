@@ -170,3 +170,47 @@ def test_an_unknown_policy_is_the_same_error_in_python_and_spark(spark, archive)
         raise AssertionError("mode=IGNORE was accepted")
     except Exception as x:
         assert "option mode=`IGNORE`: expected PERMISSIVE, DROPMALFORMED or FAILFAST" in str(x), x
+
+
+# -- the transform chain: `-t`, `transforms = [...]`, transforms=[...], .option("transforms") --
+
+#: A chain whose specs hold a colon and commas, and the URLs it keeps (default size,
+#: strict): `mid` has no Title (filtered), `legacy` is rejected by the decoder.
+CHAIN = ["match:Title=l", "select:URL,Title"]
+CHAIN_KEPT = ["http://small/", "http://last/"]
+
+
+def _pipeline_chain(soif_bin, path, tmp_path, chain):
+    dest = tmp_path / "chain.jsonl"
+    config = tmp_path / "chain.toml"
+    config.write_text(
+        f"transforms = {json.dumps(chain)}\n\n[source]\ninputs = [{json.dumps(str(path))}]\n\n"
+        f'[errors]\non_error = "skip"\n\n[[sink]]\nformat = "jsonl"\noutput = {json.dumps(str(dest))}\n'
+    )
+    out = subprocess.run([soif_bin, "run", str(config), "-q"], capture_output=True)
+    if out.returncode in (0, 3) and dest.exists():
+        return [json.loads(line)["url"] for line in dest.read_text().splitlines()]
+    return _error(out.stderr.decode())
+
+
+def _chain_everywhere(spark, soif_bin, archive, tmp_path, chain):
+    args = [soif_bin, "convert", str(archive), "--to", "jsonl", "-q", "--on-error", "skip"]
+    for spec in chain:
+        args += ["-t", spec]
+    return {
+        "cli": _jsonl(subprocess.run(args, capture_output=True)),
+        "pipeline": _pipeline_chain(soif_bin, archive, tmp_path, chain),
+        "python": python(archive, "64MB", False, transforms=chain),
+        "spark": spark_read(spark, archive, "64MB", False, transforms=json.dumps(chain)),
+    }
+
+
+def test_transforms_mean_the_same_everywhere(spark, soif_bin, archive, tmp_path):
+    for front, urls in _chain_everywhere(spark, soif_bin, archive, tmp_path, CHAIN).items():
+        assert not isinstance(urls, _error), (front, urls)
+        assert urls == CHAIN_KEPT, front
+
+
+def test_an_unknown_transform_is_named_everywhere(spark, soif_bin, archive, tmp_path):
+    for front, e in _chain_everywhere(spark, soif_bin, archive, tmp_path, ["frobnicate"]).items():
+        assert isinstance(e, _error) and "unknown transform `frobnicate`" in e, (front, e)

@@ -64,10 +64,127 @@ const KIND_PART: u8 = 1;
 /// A record that is already (partly) collapsed is flattened first, so `collapse` is
 /// idempotent.
 pub fn collapse(record: &Record) -> Record {
-    let flat = record.flattened();
-    let mut out = flat.clone_header();
-    out.attributes = collapse_attributes(&flat.attributes);
+    collapse_record(record.flattened().into_owned()).0
+}
+
+/// [`collapse`] of a record the caller gives up, its names and values moved rather than
+/// copied; also says whether its (flattened) attributes were canonical
+/// ([`is_canonical`]), which decides how: canonical attributes — the rule — collapse in
+/// one pass that allocates only the lists, others through [`collapse_attributes`].
+pub fn collapse_record(record: Record) -> (Record, bool) {
+    let mut record = if record.is_flat() {
+        record
+    } else {
+        record.flattened().into_owned()
+    };
+    let attrs = std::mem::take(&mut record.attributes);
+    let canonical = is_canonical(&attrs);
+    record.attributes = if canonical {
+        collapse_canonical(attrs)
+    } else {
+        collapse_attributes(&attrs)
+    };
+    (record, canonical)
+}
+
+/// What a flat name says about the group it belongs to. Offsets are into the name.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// A plain name, its own group.
+    Plain,
+    /// `Base-N`: the group is `name[..base]`.
+    Value { base: usize, n: u64 },
+    /// `Prefix<N>-Rest`: the group is `name[..base]`, the name inside the part
+    /// `name[rest..]`.
+    Part { base: usize, n: u64, rest: usize },
+}
+
+fn shape(name: &[u8]) -> Shape {
+    if let Some((prefix, n, rest)) = split_embed(name) {
+        return Shape::Part {
+            base: prefix.len(),
+            n,
+            rest: name.len() - rest.len(),
+        };
+    }
+    match split_suffix(name) {
+        Some((base, n)) => Shape::Value {
+            base: base.len(),
+            n,
+        },
+        None => Shape::Plain,
+    }
+}
+
+/// The one-pass collapse of canonical attributes ([`is_canonical`]): each group is
+/// contiguous and numbered in order, so a group only ever continues the last attribute
+/// written.
+fn collapse_canonical(attrs: Vec<Attribute>) -> Vec<Attribute> {
+    let mut out: Vec<Attribute> = Vec::with_capacity(attrs.len());
+    // The part being gathered (names inside it), for the list at the end of `out`.
+    let mut part: Vec<Attribute> = Vec::new();
+    let mut part_n = 0;
+    for attr in attrs {
+        match shape(&attr.name) {
+            Shape::Plain => {
+                close_part(&mut out, &mut part);
+                out.push(attr);
+            }
+            Shape::Value { base, .. } => {
+                let group = &attr.name[..base];
+                if let Some(Attribute {
+                    name,
+                    value: Value::List(items),
+                }) = out.last_mut()
+                {
+                    if part.is_empty() && name.as_ref() == group {
+                        items.push(attr.value);
+                        continue;
+                    }
+                }
+                close_part(&mut out, &mut part);
+                out.push(Attribute {
+                    name: attr.name.slice(..base),
+                    value: Value::List(vec![attr.value]),
+                });
+            }
+            Shape::Part { base, n, rest } => {
+                let continues =
+                    !part.is_empty() && out.last().is_some_and(|l| l.name[..] == attr.name[..base]);
+                if !continues || n != part_n {
+                    close_part(&mut out, &mut part);
+                }
+                if !continues {
+                    out.push(Attribute {
+                        name: attr.name.slice(..base),
+                        value: Value::List(Vec::new()),
+                    });
+                }
+                part_n = n;
+                part.push(Attribute {
+                    name: attr.name.slice(rest..),
+                    value: attr.value,
+                });
+            }
+        }
+    }
+    close_part(&mut out, &mut part);
     out
+}
+
+/// Adds the part gathered to the list at the end of `out`.
+fn close_part(out: &mut [Attribute], part: &mut Vec<Attribute>) {
+    if part.is_empty() {
+        return;
+    }
+    let attrs = collapse_canonical(std::mem::take(part));
+    if let Some(Attribute {
+        value: Value::List(items),
+        ..
+    }) = out.last_mut()
+    {
+        items.push(Value::Object(attrs));
+    }
 }
 
 /// Collapses a flat attribute list (the body of [`collapse`], also used for the
@@ -197,43 +314,49 @@ pub fn number_repeats(mut record: Record) -> Record {
 /// canonical themselves. (Values and parts under one name, `Embed-1` beside
 /// `Embed<2>-Type`, count as not canonical even where they would survive.)
 pub fn is_canonical(attrs: &[Attribute]) -> bool {
-    /// The group being read: its name, and what kind of names it has.
-    enum Run<'a> {
+    canonical_from(attrs, 0)
+}
+
+/// [`is_canonical`] of the names from byte `skip` on (the names inside a part, whose
+/// `Prefix<N>-` is `skip` bytes long). Allocates nothing for records of up to
+/// [`Closed::SMALL`] groups.
+fn canonical_from(attrs: &[Attribute], skip: usize) -> bool {
+    /// The group being read: what kind of names it has, and for a part where its
+    /// attributes start and how long their prefix is.
+    #[derive(Clone, Copy)]
+    enum Run {
         Plain,
         Values(u64),
-        Part(u64, Vec<Attribute>),
-        /// Unused: the state before the first attribute.
-        None(std::marker::PhantomData<&'a ()>),
+        Part { n: u64, start: usize, skip: usize },
     }
-    let part_ok = |inner: &[Attribute]| is_canonical(inner);
-    let mut closed: HashSet<&[u8]> = HashSet::new();
+    let mut closed = Closed::default();
     let mut current: Option<&[u8]> = None;
-    let mut run = Run::None(std::marker::PhantomData);
-    for a in attrs {
-        let name = a.name.as_ref();
-        let (base, next) = if let Some((prefix, n, rest)) = split_embed(name) {
-            let inner = Attribute {
-                name: a.name.slice_ref(rest),
-                value: a.value.clone(),
-            };
-            (prefix, Run::Part(n, vec![inner]))
-        } else if let Some((base, n)) = split_suffix(name) {
-            (base, Run::Values(n))
-        } else {
-            (name, Run::Plain)
+    let mut run = Run::Plain;
+    for (i, a) in attrs.iter().enumerate() {
+        let Some(name) = a.name.get(skip..) else {
+            return false;
+        };
+        let (base, next) = match shape(name) {
+            Shape::Plain => (name, Run::Plain),
+            Shape::Value { base, n } => (&name[..base], Run::Values(n)),
+            Shape::Part { base, n, rest } => (
+                &name[..base],
+                Run::Part {
+                    n,
+                    start: i,
+                    skip: skip + rest,
+                },
+            ),
         };
         if current == Some(base) {
             run = match (run, next) {
-                (Run::Values(k), Run::Values(n)) if n == k + 1 => Run::Values(n),
-                (Run::Part(k, mut inner), Run::Part(n, mut more)) if n == k => {
-                    inner.append(&mut more);
-                    Run::Part(k, inner)
-                }
-                (Run::Part(k, inner), Run::Part(n, more)) if n == k + 1 => {
-                    if !part_ok(&inner) {
+                (Run::Values(k), Run::Values(n)) if n == k + 1 => next,
+                (Run::Part { n: k, .. }, Run::Part { n, .. }) if n == k => run,
+                (Run::Part { n: k, start, skip }, Run::Part { n, .. }) if n == k + 1 => {
+                    if !canonical_from(&attrs[start..i], skip) {
                         return false;
                     }
-                    Run::Part(n, more)
+                    next
                 }
                 // A repeated plain name, a plain name beside numbered ones, a gap, a
                 // number out of order, values mixed with parts.
@@ -241,8 +364,8 @@ pub fn is_canonical(attrs: &[Attribute]) -> bool {
             };
             continue;
         }
-        if let Run::Part(_, inner) = &run {
-            if !part_ok(inner) {
+        if let Run::Part { start, skip, .. } = run {
+            if !canonical_from(&attrs[start..i], skip) {
                 return false;
             }
         }
@@ -253,15 +376,70 @@ pub fn is_canonical(attrs: &[Attribute]) -> bool {
             return false; // The group was interrupted by another name.
         }
         match next {
-            Run::Values(n) | Run::Part(n, _) if n != 1 => return false,
+            Run::Values(n) | Run::Part { n, .. } if n != 1 => return false,
             _ => {}
         }
         current = Some(base);
         run = next;
     }
-    match &run {
-        Run::Part(_, inner) => part_ok(inner),
+    match run {
+        Run::Part { start, skip, .. } => canonical_from(&attrs[start..], skip),
         _ => true,
+    }
+}
+
+/// The names of the groups already read: a short array compared by a cheap key first
+/// (length and three bytes), a hash set beyond [`Closed::SMALL`] names.
+struct Closed<'a> {
+    keys: [u64; Closed::SMALL],
+    names: [&'a [u8]; Closed::SMALL],
+    len: usize,
+    more: HashSet<&'a [u8]>,
+}
+
+impl Default for Closed<'_> {
+    fn default() -> Self {
+        Closed {
+            keys: [0; Closed::SMALL],
+            names: [&[]; Closed::SMALL],
+            len: 0,
+            more: HashSet::new(),
+        }
+    }
+}
+
+impl<'a> Closed<'a> {
+    const SMALL: usize = 32;
+
+    fn key(name: &[u8]) -> u64 {
+        match name {
+            [] => 0,
+            [first, .., last] | [first @ last] => {
+                name.len() as u64
+                    | u64::from(*first) << 32
+                    | u64::from(*last) << 40
+                    | u64::from(name[name.len() / 2]) << 48
+            }
+        }
+    }
+
+    fn insert(&mut self, name: &'a [u8]) {
+        if self.len < Closed::SMALL {
+            self.keys[self.len] = Closed::key(name);
+            self.names[self.len] = name;
+            self.len += 1;
+        } else {
+            self.more.insert(name);
+        }
+    }
+
+    fn contains(&self, name: &[u8]) -> bool {
+        let key = Closed::key(name);
+        self.keys[..self.len]
+            .iter()
+            .zip(&self.names)
+            .any(|(k, n)| *k == key && *n == name)
+            || (!self.more.is_empty() && self.more.contains(name))
     }
 }
 

@@ -48,7 +48,7 @@
 
 use super::collapse::collapse;
 use super::dates;
-use super::names::{attribute_matches, base_name, is_url, split_embed};
+use super::names::{base_name, is_url, split_embed, split_suffix};
 use crate::run_error::Error;
 use crate::{Attribute, Record, Value};
 use bytes::Bytes;
@@ -182,6 +182,14 @@ pub struct Crosswalk {
     rules: Vec<Rule>,
     /// The elements in output order: Appendix C's, then others in rule order.
     elements: Vec<String>,
+    /// The same names as attribute names (shared, not copied per record).
+    element_names: Vec<Bytes>,
+    /// For each rule, the index of its element in `elements`.
+    slots: Vec<usize>,
+    /// The sources that are attribute names, by the length of the name: `by_len[n]`
+    /// holds each (rule, source) pair whose name is `n` bytes long, so that each
+    /// attribute of a record is compared with the few sources of its length only.
+    by_len: Vec<Vec<(usize, usize)>>,
     /// Lower-case Harvest type → MIME type.
     mime: HashMap<String, String>,
 }
@@ -249,10 +257,41 @@ impl Crosswalk {
                 elements.push(r.element.clone());
             }
         }
+        let element_names = elements
+            .iter()
+            .map(|e| match ELEMENTS.iter().find(|d| *d == e) {
+                Some(d) => Bytes::from_static(d.as_bytes()),
+                None => Bytes::copy_from_slice(e.as_bytes()),
+            })
+            .collect();
+        let slots = rules
+            .iter()
+            .map(|r| {
+                elements
+                    .iter()
+                    .position(|e| e.eq_ignore_ascii_case(&r.element))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut by_len: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (ri, rule) in rules.iter().enumerate() {
+            for (si, src) in rule.from.iter().enumerate() {
+                if src.is_empty() || is_url(src.as_bytes()) {
+                    continue;
+                }
+                if by_len.len() <= src.len() {
+                    by_len.resize(src.len() + 1, Vec::new());
+                }
+                by_len[src.len()].push((ri, si));
+            }
+        }
         Ok(Crosswalk {
             template: Bytes::from(file.template.unwrap_or_else(|| TEMPLATE.to_string())),
             rules,
             elements,
+            element_names,
+            slots,
+            by_len,
             mime: mime_table
                 .into_iter()
                 .map(|(k, v)| (k.to_ascii_lowercase(), v))
@@ -300,63 +339,97 @@ impl Crosswalk {
             return (collapse(record), Vec::new());
         }
         let flat = record.flattened();
+        let hits = self.hits(&flat.attributes);
         let mut notes = Vec::new();
         let mut values: Vec<Vec<Bytes>> = vec![Vec::new(); self.elements.len()];
-        for rule in &self.rules {
-            let Some(slot) = self
-                .elements
-                .iter()
-                .position(|e| e.eq_ignore_ascii_case(&rule.element))
-            else {
-                continue;
-            };
-            for v in self.source_values(rule, &flat) {
+        for (ri, rule) in self.rules.iter().enumerate() {
+            let start = hits.partition_point(|h| h.0 < ri);
+            let end = hits.partition_point(|h| h.0 <= ri);
+            let slot = &mut values[self.slots[ri]];
+            for v in self.source_values(rule, &flat, &hits[start..end]) {
                 for piece in split(&v, rule.split) {
                     let converted = self.convert(piece, rule, &mut notes);
-                    if !values[slot].contains(&converted) {
-                        values[slot].push(converted);
+                    if !slot.contains(&converted) {
+                        slot.push(converted);
                     }
                 }
             }
         }
         let mut out = record.clone_header();
         out.template = self.template.clone();
-        for (element, mut vals) in self.elements.iter().zip(values) {
+        out.attributes.reserve(self.elements.len());
+        for (element, mut vals) in self.element_names.iter().zip(values) {
             let value = match vals.len() {
                 0 => continue,
                 1 => Value::Bytes(vals.remove(0)),
                 _ => Value::List(vals.into_iter().map(Value::Bytes).collect()),
             };
             out.attributes.push(Attribute {
-                name: Bytes::copy_from_slice(element.as_bytes()),
+                name: element.clone(),
                 value,
             });
         }
         (out, notes)
     }
 
-    /// The values a rule takes. With `first`, the first source that has values wins —
+    /// Which attributes each rule's sources match (RFC 2655 §4: the name or the name
+    /// before its `-N`, ignoring case; for `embedded` rules also the name inside an
+    /// `Embed<n>-` part): (rule, source, attribute) triples, sorted.
+    fn hits(&self, attrs: &[Attribute]) -> Vec<(usize, usize, usize)> {
+        let mut hits = Vec::new();
+        for (ai, a) in attrs.iter().enumerate() {
+            let mut add = |name: &[u8], embedded: bool| {
+                let Some(candidates) = self.by_len.get(name.len()) else {
+                    return;
+                };
+                for &(ri, si) in candidates {
+                    if (!embedded || self.rules[ri].embedded)
+                        && name.eq_ignore_ascii_case(self.rules[ri].from[si].as_bytes())
+                    {
+                        hits.push((ri, si, ai));
+                    }
+                }
+            };
+            add(&a.name, false);
+            if let Some((base, _)) = split_suffix(&a.name) {
+                add(base, false);
+            }
+            if let Some((_, _, rest)) = split_embed(&a.name) {
+                add(rest, true);
+                if let Some((base, _)) = split_suffix(rest) {
+                    add(base, true);
+                }
+            }
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        hits
+    }
+
+    /// The values a rule takes, given the attributes its sources match (`hits`, sorted by
+    /// source then attribute). With `first`, the first source that has values wins —
     /// for dates, the first whose values read as dates (an unreadable
     /// Last-Modification-Time does not hide a good Last-Modified); when none reads, the
     /// first source with values is used as it is.
-    fn source_values(&self, rule: &Rule, record: &Record) -> Vec<Bytes> {
+    fn source_values(
+        &self,
+        rule: &Rule,
+        record: &Record,
+        hits: &[(usize, usize, usize)],
+    ) -> Vec<Bytes> {
         let mut got = Vec::new();
         let mut fallback: Option<Vec<Bytes>> = None;
-        for src in &rule.from {
+        for (si, src) in rule.from.iter().enumerate() {
             let mut these = Vec::new();
             if is_url(src.as_bytes()) {
                 if !record.has_no_url() && !record.url.is_empty() {
                     these.push(record.url.clone());
                 }
             } else {
-                for a in &record.attributes {
-                    let hit = attribute_matches(src.as_bytes(), &a.name)
-                        || (rule.embedded
-                            && split_embed(&a.name).is_some_and(|(_, _, rest)| {
-                                attribute_matches(src.as_bytes(), rest)
-                            }));
-                    if hit {
-                        these.extend(a.value.leaves().into_iter().cloned());
+                for &(_, _, ai) in hits.iter().filter(|h| h.1 == si) {
+                    match &record.attributes[ai].value {
+                        Value::Bytes(b) => these.push(b.clone()),
+                        other => these.extend(other.leaves().into_iter().cloned()),
                     }
                 }
             }
@@ -411,19 +484,15 @@ impl Crosswalk {
 }
 
 /// Cuts a value; pieces are trimmed of ASCII whitespace and empty ones dropped.
-fn split(value: &Bytes, how: Option<Split>) -> Vec<Bytes> {
-    let trimmed = |b: &[u8]| -> Option<Bytes> {
-        let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
-        let end = b.iter().rposition(|c| !c.is_ascii_whitespace())? + 1;
-        Some(value.slice_ref(&b[start..end]))
-    };
-    match how {
-        None => trimmed(value).into_iter().collect(),
-        Some(Split::Lines) => value
-            .split(|&b| b == b'\n' || b == b'\r')
-            .filter_map(trimmed)
-            .collect(),
-    }
+fn split(value: &Bytes, how: Option<Split>) -> impl Iterator<Item = Bytes> + '_ {
+    let lines = how == Some(Split::Lines);
+    value
+        .split(move |&b| lines && (b == b'\n' || b == b'\r'))
+        .filter_map(|b| {
+            let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
+            let end = b.iter().rposition(|c| !c.is_ascii_whitespace())? + 1;
+            Some(value.slice_ref(&b[start..end]))
+        })
 }
 
 /// The default crosswalk of one record (for the RDF/XML sink and other callers).
@@ -455,8 +524,12 @@ mod tests {
     #[test]
     fn split_lines_trims() {
         let v = Bytes::from_static(b" a \r\n\n b\nc ");
-        assert_eq!(split(&v, Some(Split::Lines)), ["a", "b", "c"]);
-        assert!(split(&Bytes::from_static(b"  "), None).is_empty());
+        assert_eq!(
+            split(&v, Some(Split::Lines)).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert_eq!(split(&Bytes::from_static(b"  "), None).count(), 0);
+        assert_eq!(split(&v, None).collect::<Vec<_>>(), ["a \r\n\n b\nc"]);
     }
 
     #[test]
@@ -475,5 +548,95 @@ mod tests {
             Crosswalk::from_file(std::path::Path::new("/nonexistent/mapping.toml"))
                 .is_err_and(|e| e.is_config())
         );
+    }
+
+    /// A mapping whose sources overlap on purpose: names in two cases, with and without
+    /// a `-N`, inside and outside parts, the URL.
+    const OVERLAPPING: &str = r#"
+        [[rule]]
+        element = "CREATOR"
+        from = ["author", "Creator", "AUTHOR-2"]
+        [[rule]]
+        element = "SUBJECT"
+        from = ["Keywords"]
+        embedded = true
+        split = "lines"
+        [[rule]]
+        element = "DATE"
+        from = ["Date", "Last-Modified", "URL"]
+        first = true
+        convert = "date"
+        [[rule]]
+        element = "CREATOR"
+        from = ["Creator", "Type"]
+        embedded = true
+    "#;
+
+    /// What a rule takes, by its definition: for each source in order, every attribute
+    /// in order that RFC 2655 §4 matches it (or, for `embedded` rules, whose name inside
+    /// a part does).
+    fn by_definition(rule: &Rule, record: &Record) -> Vec<Vec<Bytes>> {
+        use super::super::names::attribute_matches;
+        rule.from
+            .iter()
+            .map(|src| {
+                if is_url(src.as_bytes()) {
+                    return vec![record.url.clone()];
+                }
+                record
+                    .attributes
+                    .iter()
+                    .filter(|a| {
+                        attribute_matches(src.as_bytes(), &a.name)
+                            || (rule.embedded
+                                && split_embed(&a.name).is_some_and(|(_, _, rest)| {
+                                    attribute_matches(src.as_bytes(), rest)
+                                }))
+                    })
+                    .filter_map(|a| a.value.as_bytes().cloned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sources_match_as_rfc_2655_section_4_says(
+            names in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "Author", "author-1", "AUTHOR-2", "Author-3", "Creator", "creator-02",
+                    "Keywords", "Embed<1>-Keywords", "Embed<2>-keywords-1", "Embed<1>-Creator",
+                    "Type", "Embed<1>-Type", "Date", "Last-Modified", "Title", "Co-Author",
+                ]),
+                0..12,
+            )
+        ) {
+            let table = Crosswalk::from_toml(OVERLAPPING, "t.toml").unwrap();
+            let mut record = Record::new("FILE", "http://x/");
+            for (i, n) in names.iter().enumerate() {
+                record.push(n, format!("v{i}"));
+            }
+            let hits = table.hits(&record.attributes);
+            for (ri, rule) in table.rules.iter().enumerate() {
+                let expected = by_definition(rule, &record);
+                for (si, want) in expected.iter().enumerate() {
+                    if is_url(rule.from[si].as_bytes()) {
+                        continue;
+                    }
+                    let got: Vec<Bytes> = hits
+                        .iter()
+                        .filter(|h| h.0 == ri && h.1 == si)
+                        .filter_map(|h| record.attributes[h.2].value.as_bytes().cloned())
+                        .collect();
+                    proptest::prop_assert_eq!(&got, want, "rule {} source {}", ri, si);
+                }
+                if !rule.first {
+                    let all: Vec<Bytes> = expected.concat();
+                    let got = table.source_values(rule, &record, &hits
+                        [hits.partition_point(|h| h.0 < ri)..hits.partition_point(|h| h.0 <= ri)]);
+                    proptest::prop_assert_eq!(got, all);
+                }
+            }
+        }
     }
 }

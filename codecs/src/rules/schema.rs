@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::Path;
 
 /// A schema file is configuration, not data: refuse anything larger than this.
-const MAX_SCHEMA_FILE: u64 = 16 << 20;
+pub const MAX_SCHEMA_FILE: u64 = 16 << 20;
 
 /// Reads the first `@SCHEMA` object of a SOIF file.
 pub fn load_schema(path: &Path) -> Result<Schema, Error> {
@@ -26,9 +26,16 @@ pub fn load_schema(path: &Path) -> Result<Schema, Error> {
             MAX_SCHEMA_FILE >> 20
         )));
     }
+    parse_schema(path, &bytes)
+}
+
+/// The first `@SCHEMA` object of `bytes`, the contents of the file `path` (read by the
+/// caller: [`load_schema`] reads it from the disk).
+pub fn parse_schema(path: &Path, bytes: &[u8]) -> Result<Schema, Error> {
+    let shown = path.display();
     // Lenient: hand-written schemas carry the note's `{x}` sizes and miscounted values.
     let opts = DecoderOptions::default().lenient().named(shown.to_string());
-    for item in decode_all(&bytes, opts) {
+    for item in decode_all(bytes, opts) {
         let record =
             item.map_err(|e| Error::Config(format!("the schema {shown} is not valid SOIF: {e}")))?;
         if record.template.eq_ignore_ascii_case(b"SCHEMA") {

@@ -2,10 +2,11 @@
 //! [`soif_codecs::rules::collapse`] (between SOIF's flat names and lists / nested parts).
 
 use crate::{Emit, Error, Transform};
-use soif_codecs::rules::collapse::{collapse, expand, is_canonical, number_repeats};
+use soif_codecs::rules::collapse::{collapse_record, expand, number_repeats};
 use soif_codecs::Record;
 
-/// The `collapse` transform. Records that are not canonical ([`is_canonical`]) are
+/// The `collapse` transform. Records that are not canonical
+/// ([`is_canonical`](soif_codecs::rules::collapse::is_canonical)) are
 /// collapsed all the same, but `expand` cannot give back their numbering: they are
 /// counted and reported in one warning at the end.
 #[derive(Debug, Default)]
@@ -20,7 +21,9 @@ impl Transform for Collapse {
     }
 
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
-        if record.is_flat() && !is_canonical(&record.attributes) {
+        let flat = record.is_flat();
+        let (record, canonical) = collapse_record(record);
+        if flat && !canonical {
             self.not_canonical += 1;
             if self.example.is_none() {
                 self.example = Some(match &record.position {
@@ -29,7 +32,7 @@ impl Transform for Collapse {
                 });
             }
         }
-        out.emit(collapse(&record))
+        out.emit(record)
     }
 
     fn finish(&mut self, out: &mut dyn Emit) -> Result<(), Error> {

@@ -2,10 +2,14 @@
 //! transform. The mapping, its default table and the element table are record rules:
 //! [`soif_codecs::rules::dc`] (read it for the rules).
 
+use super::files::Files;
 use crate::{Emit, Error, Transform};
 use soif_codecs::rules::dc::Crosswalk;
 use soif_codecs::Record;
 use std::path::Path;
+
+/// A mapping file is configuration, not data: refuse anything larger than this.
+const MAX_MAPPING_FILE: u64 = 16 << 20;
 
 /// The `dc` transform.
 pub struct Dc {
@@ -15,10 +19,17 @@ pub struct Dc {
 }
 
 impl Dc {
-    /// With the default table, or the mapping file named by the argument.
-    pub fn new(mapping: Option<&str>) -> Result<Dc, Error> {
+    /// With the default table, or the mapping file named by the argument (read through
+    /// `files`).
+    pub fn new(mapping: Option<&str>, files: &Files) -> Result<Dc, Error> {
         let table = match mapping.map(str::trim).filter(|m| !m.is_empty()) {
-            Some(path) => Crosswalk::from_file(Path::new(path))?,
+            Some(path) => {
+                let bytes = files.read(Path::new(path), "dc mapping file", MAX_MAPPING_FILE)?;
+                let text = std::str::from_utf8(&bytes).map_err(|e| {
+                    Error::Config(format!("dc: the mapping file {path} is not UTF-8: {e}"))
+                })?;
+                Crosswalk::from_toml(text, path)?
+            }
             None => Crosswalk::default_table().clone(),
         };
         Ok(Dc {
@@ -67,6 +78,9 @@ mod tests {
 
     #[test]
     fn a_missing_mapping_file_is_a_config_error() {
-        assert!(Dc::new(Some("/nonexistent/mapping.toml")).is_err_and(|e| e.is_config()));
+        assert!(
+            Dc::new(Some("/nonexistent/mapping.toml"), &Files::default())
+                .is_err_and(|e| e.is_config())
+        );
     }
 }

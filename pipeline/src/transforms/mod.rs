@@ -41,12 +41,15 @@
 pub mod collapse;
 pub mod dc;
 pub mod dedupe;
+pub mod files;
 pub mod matching;
 pub mod remap;
 pub mod scope;
 pub mod seen;
 pub mod validate;
 pub mod view;
+
+pub use files::{FileMap, Files};
 
 use crate::{Error, Transform};
 use std::collections::HashMap;
@@ -67,6 +70,9 @@ pub struct TransformContext {
     /// The lookup tables (`--table NAME=FILE.csv`, a pipeline file's `[tables]`) that
     /// `remap` programs search; loaded once, shared by every clone.
     pub tables: remap::tables::Tables,
+    /// How the transforms read the files their specs name (the disk, unless the chain
+    /// was built elsewhere first: see [`Files`]).
+    pub files: Files,
 }
 
 /// The default memory budget per transform: 64 MiB.
@@ -79,6 +85,7 @@ impl Default for TransformContext {
             memory_budget: DEFAULT_MEMORY_BUDGET,
             schema: None,
             tables: remap::tables::Tables::default(),
+            files: Files::default(),
         }
     }
 }
@@ -204,6 +211,20 @@ impl<'de> serde::Deserialize<'de> for TransformSpec {
     }
 }
 
+/// The transforms whose output depends on every record before it in the whole stream
+/// (`order` sorts it, `hits` counts it, `dedupe` remembers it): a reader that runs the
+/// chain over parts of the input separately (Spark's partitions) would not give the
+/// command line's records, so it refuses them (docs/spark.md#transforms).
+pub const WHOLE_STREAM: &[&str] = &["order", "hits", "dedupe"];
+
+/// The transform's name in a spec `NAME[:ARGS]`, in lower case (`Select:URL` → `select`).
+pub fn spec_name(spec: &str) -> String {
+    spec.split_once(':')
+        .map_or(spec, |(n, _)| n)
+        .trim()
+        .to_ascii_lowercase()
+}
+
 /// Builds a transform from a spec `NAME[:ARGS]` (`collapse`, `match:Author=Garcia`, …).
 /// A bad name or argument is an [`Error::Config`] saying what was expected.
 pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, Error> {
@@ -222,12 +243,13 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
     match name.to_ascii_lowercase().as_str() {
         "collapse" => no_args(Box::<collapse::Collapse>::default()),
         "expand" => no_args(Box::new(collapse::Expand)),
-        "dc" => Ok(Box::new(dc::Dc::new(args)?)),
+        "dc" => Ok(Box::new(dc::Dc::new(args, &ctx.files)?)),
         "validate" => Ok(Box::new(validate::Validate::parse(
             args,
             ctx.schema.as_deref(),
             ctx.memory_budget,
             ctx.temp_dir.clone(),
+            &ctx.files,
         )?)),
         "select" => Ok(Box::new(view::Select::parse(required(
             name,
@@ -260,6 +282,7 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
         )?)),
         "remap" => Ok(Box::new(remap::Remap::from_file(
             std::path::Path::new(required(name, args, "FILE.vrl")?),
+            &ctx.files,
             &ctx.tables,
         )?)),
         _ => Err(Error::Config(format!(
@@ -272,9 +295,7 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
 /// The sort-key types the schema (`ctx.schema`) gives, by lower-case attribute name.
 fn schema_key_types(ctx: &TransformContext) -> Result<HashMap<String, view::KeyType>, Error> {
     match &ctx.schema {
-        Some(path) => Ok(validate::key_types(
-            &soif_codecs::rules::schema::load_schema(path)?,
-        )),
+        Some(path) => Ok(validate::key_types(&ctx.files.schema(path)?)),
         None => Ok(HashMap::new()),
     }
 }

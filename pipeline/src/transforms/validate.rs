@@ -32,7 +32,6 @@ use crate::{Emit, Error, Transform};
 use soif_codecs::rdm::{DataType, Schema, SchemaEntry};
 use soif_codecs::rules::dates;
 use soif_codecs::rules::names::split_suffix;
-use soif_codecs::rules::schema::load_schema;
 use soif_codecs::Record;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -171,6 +170,7 @@ impl Validate {
         default_schema: Option<&Path>,
         budget: usize,
         temp_dir: Option<PathBuf>,
+        files: &super::files::Files,
     ) -> Result<Validate, Error> {
         let mut path: Option<PathBuf> = None;
         let mut unknown = Unknown::Warn;
@@ -207,7 +207,7 @@ impl Validate {
                         .into(),
                 )
             })?;
-        let schema = load_schema(&path)?;
+        let schema = files.schema(&path)?;
         Ok(Validate::new(&schema, unknown, budget, temp_dir))
     }
 

@@ -3,7 +3,9 @@
 
 use bytes::Bytes;
 use proptest::prelude::*;
-use soif_codecs::rules::collapse::{collapse, expand, is_canonical};
+use soif_codecs::rules::collapse::{
+    collapse, collapse_attributes, collapse_record, expand, is_canonical,
+};
 use soif_codecs::{Attribute, Record, Value};
 use soif_pipeline::transforms::{build, TransformContext};
 use soif_pipeline::Collect;
@@ -164,11 +166,13 @@ fn value() -> impl Strategy<Value = Bytes> {
 enum Group {
     Plain(Bytes),
     Multi(Vec<Bytes>),
-    Embed(Vec<Vec<(String, Bytes)>>),
+    /// Parts; inside a part a name with several values is numbered (`Embed<1>-A-2`).
+    Embed(Vec<Vec<(String, Vec<Bytes>)>>),
 }
 
 fn group() -> impl Strategy<Value = Group> {
-    let part = proptest::collection::btree_map(plain_name(), value(), 1..4)
+    let values = proptest::collection::vec(value(), 1..3);
+    let part = proptest::collection::btree_map(plain_name(), values, 1..4)
         .prop_map(|m| m.into_iter().collect::<Vec<_>>());
     prop_oneof![
         value().prop_map(Group::Plain),
@@ -195,9 +199,18 @@ fn canonical_record() -> impl Strategy<Value = Record> {
                     }
                     Group::Embed(parts) => {
                         for (i, part) in parts.into_iter().enumerate() {
-                            for (sub, v) in part {
-                                r.attributes
-                                    .push(Attribute::new(format!("{name}<{}>-{sub}", i + 1), v));
+                            for (sub, vs) in part {
+                                let several = vs.len() > 1;
+                                for (j, v) in vs.into_iter().enumerate() {
+                                    let sub = match several {
+                                        true => format!("{sub}-{}", j + 1),
+                                        false => sub.clone(),
+                                    };
+                                    r.attributes.push(Attribute::new(
+                                        format!("{name}<{}>-{sub}", i + 1),
+                                        v,
+                                    ));
+                                }
                             }
                         }
                     }
@@ -260,5 +273,19 @@ proptest! {
     fn is_canonical_is_exactly_reversibility(r in any_flat_record()) {
         let back = expand(&collapse(&r));
         prop_assert_eq!(is_canonical(&r.attributes), back == r, "{:?} -> {:?}", r, back);
+    }
+}
+
+proptest! {
+    /// The one-pass collapse that canonical records take gives what the general rule
+    /// gives, and says whether the record was canonical.
+    #[test]
+    fn one_pass_collapse_agrees_with_the_general_rule(
+        r in prop_oneof![canonical_record(), any_flat_record()]
+    ) {
+        let (c, canonical) = collapse_record(r.clone());
+        prop_assert_eq!(canonical, is_canonical(&r.attributes));
+        prop_assert_eq!(&c.attributes, &collapse_attributes(&r.attributes));
+        prop_assert_eq!(c, collapse(&r));
     }
 }

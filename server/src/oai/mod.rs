@@ -25,11 +25,7 @@
 //! ```
 
 pub mod args;
-/// The identifier scheme lives in the codecs crate: the OAI-PMH source reads back what
-/// the provider writes.
-pub use soif_codecs::oai_ids as ids;
 pub mod token;
-pub mod xml;
 
 use crate::catalog::Catalog;
 use crate::error::RequestError;
@@ -40,6 +36,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use soif_codecs::oai::{ids, write, OAI_DC_NS, OAI_DC_XSD, SOIF_NS, SOIF_XSD};
 use soif_codecs::rules::text::escape_text;
 use soif_store::datestamps::{self, Entry, Window};
 use soif_store::SqliteStore;
@@ -123,7 +120,7 @@ pub async fn post_named(
 pub async fn soif_xsd() -> Response {
     (
         [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
-        xml::SOIF_XSD,
+        SOIF_XSD,
     )
         .into_response()
 }
@@ -413,10 +410,10 @@ fn list_formats(ctx: &Context, store: &SqliteStore, args: &Args) -> VerbResult {
          <schema>{}</schema><metadataNamespace>{}</metadataNamespace></metadataFormat>\
          <metadataFormat><metadataPrefix>soif</metadataPrefix><schema>{}</schema>\
          <metadataNamespace>{}</metadataNamespace></metadataFormat></ListMetadataFormats>",
-        xml::OAI_DC_XSD,
-        xml::OAI_DC_NS,
+        OAI_DC_XSD,
+        OAI_DC_NS,
         escape_text(&ctx.xsd_url),
-        xml::SOIF_NS
+        SOIF_NS
     )))
 }
 
@@ -476,8 +473,8 @@ fn record(ctx: &Context, e: &Entry, prefix: &str, out: &mut String) {
     if let (false, Some(r)) = (e.deleted, &e.record) {
         out.push_str("<metadata>");
         match prefix {
-            "soif" => xml::soif(r, &ctx.xsd_url, out),
-            _ => xml::oai_dc(r, out),
+            "soif" => write::soif(r, &ctx.xsd_url, out),
+            _ => write::oai_dc(r, out),
         }
         out.push_str("</metadata>");
     }

@@ -240,7 +240,7 @@ pub fn rdf_xml(record: &Record) -> String {
         "  <rdf:Description rdf:about=\"{}\">\n",
         xml_text(&record.url, Charset::Utf8, &mut warnings)
     ));
-    for (element, text) in crate::oai::xml::dublin_core(record) {
+    for (element, text) in soif_codecs::oai::write::dublin_core(record) {
         out.push_str(&format!("    <dc:{element}>{text}</dc:{element}>\n"));
     }
     out.push_str("  </rdf:Description>\n</rdf:RDF>\n");

@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::*;
+use soif_codecs::oai::ids;
 use soif_codecs::Record;
-use soif_server::oai::ids;
 use soif_store::SqliteStore;
 
 const REPO: &str = "soif.example.org";

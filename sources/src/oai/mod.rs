@@ -54,15 +54,13 @@
 //! retention).
 //!
 //! The harvest loop is here; reading the protocol's XML (pages, records, `Identify`) is
-//! `read`'s.
-
-mod read;
-
-pub use read::{soif_identifier, Granularity, MetadataFormat, DC_NS, OAI_NS, SOIF_NS};
+//! [`soif_codecs::oai::read`]'s, beside the provider's writer.
 
 use crate::Notices;
 use bytes::Bytes;
-use read::{identify_granularity, parse_page, PageContext};
+use soif_codecs::oai::read::{
+    identify_granularity, parse_page, Granularity, MetadataFormat, PageContext,
+};
 use soif_codecs::run_error::error_chain;
 use soif_codecs::Record;
 use soif_pipeline::retry::retry_after;
@@ -409,7 +407,8 @@ impl Harvest {
             )));
         }
         self.records += page.items.len() as u64;
-        self.items.extend(page.items);
+        self.items
+            .extend(page.items.into_iter().map(|i| i.map_err(Rejection::from)));
         if let Some(token) = page.token {
             if self.last_token.as_deref() == Some(token.as_str()) {
                 return Err(Error::Fatal(format!(

@@ -122,7 +122,8 @@ fn source_options(
 /// Opens a read of `path`: a byte range of a plain file when `ranged` (the split's
 /// `start`, `end`, `first_record`, `envelope` (-1: none) and `end_known`), else the whole
 /// file (compressed files inflated). `mode`: 0 FAILFAST, 1 DROPMALFORMED, 2 PERMISSIVE
-/// (the `_corrupt_record` column). Returns the handle, 0 when an exception was thrown.
+/// (the `_corrupt_record` column). `transforms`: the chain as `options` gave it (empty:
+/// none). Returns the handle, 0 when an exception was thrown.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
@@ -140,9 +141,19 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
     mode: jint,
     source_column: jboolean,
     batch_size: jint,
+    transforms: JString<'l>,
 ) -> jlong {
     guard(&mut env, 0, |env| {
         let path = string(env, &path)?;
+        // The chain as the driver shipped it (`Native.options`), with its files.
+        let transforms = soif_options::TransformOptions::parse(&string(env, &transforms)?)
+            .map_err(|e| {
+                Thrown(
+                    "java/lang/IllegalArgumentException",
+                    format!("soif: transforms: {e}"),
+                )
+            })?;
+        let chain = soif_reader::chain::build(&transforms)?;
         let source_options = source_options(lenient, max_record_size)?;
         let decoder = source_options.decoder_options();
         let policy = match mode {
@@ -181,7 +192,8 @@ pub extern "system" fn Java_org_soif_spark_Native_open<'l>(
             corrupt: policy == ErrorPolicy::Column,
             source: source_column == JNI_TRUE,
         };
-        let core = Core::new(source, decoder, policy, Arc::new(Counts::default()))?;
+        let core =
+            Core::with_transforms(source, decoder, policy, Arc::new(Counts::default()), chain)?;
         let handle = Box::new(Handle {
             batches: Batches::new(core, batch_size, extras),
             current: None,
@@ -367,7 +379,9 @@ pub extern "system" fn Java_org_soif_spark_Native_expand<'l>(
 /// Spark's read options, `keys[i]` = `values[i]` as given, parsed by soif's option code
 /// (`soif_options::SparkOptions`, the Python data source's too): `[mode (0 FAILFAST,
 /// 1 DROPMALFORMED, 2 PERMISSIVE), corrupt column, lenient, maxRecordSize, splitSize,
-/// includeSource, recursiveFileLookup, batchSize]` as strings. An unknown or malformed
+/// includeSource, recursiveFileLookup, batchSize, transforms]` as strings (transforms:
+/// the chain as the executors build it, with the bytes of the files it reads — read
+/// here, on the driver —, empty for none). An unknown or malformed
 /// option throws `IllegalArgumentException` with the shared message.
 #[no_mangle]
 pub extern "system" fn Java_org_soif_spark_Native_options<'l>(
@@ -402,6 +416,17 @@ pub extern "system" fn Java_org_soif_spark_Native_options<'l>(
             o.include_source.to_string(),
             o.recursive.to_string(),
             o.batch_size.to_string(),
+            // Checked here, on the driver, with the files it reads, for the executors.
+            match soif_reader::chain::ship(&o.transforms) {
+                Ok(t) if t.is_empty() => String::new(),
+                Ok(t) => t.to_text(),
+                Err(f) => {
+                    return Err(Thrown(
+                        "java/lang/IllegalArgumentException",
+                        format!("soif: {}", f.message()),
+                    ))
+                }
+            },
         ];
         string_array(env, out.iter().map(String::as_str))
     })

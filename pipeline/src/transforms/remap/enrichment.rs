@@ -362,7 +362,10 @@ mod tests {
             "harvest_type,mime,since\nPostScript,application/postscript,1990-05-01\nHTML,text/html,1993-06-01\nhtml,text/x-html,1993-06-01\n",
         );
         assert!(written.is_ok());
-        let tables = Tables::load([("types", path.as_path())]);
+        let tables = Tables::load(
+            [("types", path.as_path())],
+            &crate::transforms::Files::default(),
+        );
         match tables {
             Ok(tables) => tables,
             Err(e) => panic!("{e}"),

@@ -41,6 +41,7 @@ pub mod enrichment;
 pub mod tables;
 pub mod value;
 
+use super::files::Files;
 use crate::{Emit, Error, Transform};
 use soif_codecs::Record;
 use std::path::Path;
@@ -52,6 +53,9 @@ use vrl::compiler::{CompileConfig, Function, Program, TargetValue, TimeZone};
 use vrl::diagnostic::{DiagnosticList, Formatter};
 use vrl::path::PathPrefix;
 use vrl::value::{ObjectMap, Secrets, Value};
+
+/// The largest program file read: 16 MiB.
+pub const MAX_PROGRAM_FILE: u64 = 16 << 20;
 
 /// The `remap` transform: one compiled program and the runtime that runs it.
 pub struct Remap {
@@ -70,12 +74,13 @@ pub struct Remap {
 }
 
 impl Remap {
-    /// Compiles the program in the file `path` (`-t remap:FILE.vrl`); its lookup
-    /// functions search `tables`.
-    pub fn from_file(path: &Path, tables: &Tables) -> Result<Remap, Error> {
-        let source = std::fs::read_to_string(path).map_err(|e| {
+    /// Compiles the program in the file `path` (`-t remap:FILE.vrl`), read through
+    /// `files`; its lookup functions search `tables`.
+    pub fn from_file(path: &Path, files: &Files, tables: &Tables) -> Result<Remap, Error> {
+        let bytes = files.read(path, "remap program", MAX_PROGRAM_FILE)?;
+        let source = String::from_utf8(bytes.to_vec()).map_err(|_| {
             Error::Config(format!(
-                "remap: cannot read the program {}: {e}",
+                "remap: the program {} is not UTF-8 text",
                 path.display()
             ))
         })?;

@@ -22,6 +22,7 @@
 //! [`Tables`] is the set a run loads (`--table NAME=FILE.csv`, a pipeline file's
 //! `[tables]`), cheap to clone and shared by every program of the run.
 
+use super::super::files::Files;
 use crate::Error;
 use bytes::Bytes;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -29,21 +30,31 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The largest table file read: 1 GiB.
+pub const MAX_TABLE_FILE: u64 = 1 << 30;
+
 /// The lookup tables of a run, by name. Cloning shares them.
 #[derive(Debug, Clone, Default)]
 pub struct Tables(Arc<BTreeMap<String, Arc<Table>>>);
 
 impl Tables {
-    /// Loads every `(name, file)`; the first file that cannot be loaded is an
-    /// [`Error::Config`] naming the table, the file and (for bad CSV) the line.
-    pub fn load<'a>(specs: impl IntoIterator<Item = (&'a str, &'a Path)>) -> Result<Tables, Error> {
+    /// Loads every `(name, file)`, read through `files` (the disk, or the bytes a Spark
+    /// driver shipped); the first file that cannot be loaded is an [`Error::Config`]
+    /// naming the table, the file and (for bad CSV) the line.
+    pub fn load<'a>(
+        specs: impl IntoIterator<Item = (&'a str, &'a Path)>,
+        files: &Files,
+    ) -> Result<Tables, Error> {
         let mut map = BTreeMap::new();
         for (name, path) in specs {
             check_name(name)?;
             if map.contains_key(name) {
                 return Err(Error::Config(format!("table `{name}` is given twice")));
             }
-            map.insert(name.to_string(), Arc::new(Table::from_path(name, path)?));
+            map.insert(
+                name.to_string(),
+                Arc::new(Table::from_path(name, path, files)?),
+            );
         }
         Ok(Tables(Arc::new(map)))
     }
@@ -130,15 +141,10 @@ pub struct Index {
 }
 
 impl Table {
-    /// Loads the CSV file `path` as table `name`.
-    pub fn from_path(name: &str, path: &Path) -> Result<Table, Error> {
-        let file = std::fs::File::open(path).map_err(|e| {
-            Error::Config(format!(
-                "table `{name}`: cannot open {}: {e}",
-                path.display()
-            ))
-        })?;
-        Table::from_reader(name, std::io::BufReader::new(file)).map_err(|e| match e {
+    /// Loads the CSV file `path` (read through `files`) as table `name`.
+    pub fn from_path(name: &str, path: &Path, files: &Files) -> Result<Table, Error> {
+        let bytes = files.read(path, &format!("table `{name}`"), MAX_TABLE_FILE)?;
+        Table::from_reader(name, &bytes[..]).map_err(|e| match e {
             Error::Config(m) => Error::Config(format!("{m} (in {})", path.display())),
             other => other,
         })
@@ -419,7 +425,7 @@ mod tests {
         assert!(empty.is_err_and(|e| e.is_config()));
         let twice = Table::from_reader("t", "a,a\n1,2\n".as_bytes());
         assert!(twice.is_err_and(|e| e.to_string().contains("repeated")));
-        let missing = Tables::load([("t", Path::new("/nonexistent/t.csv"))]);
+        let missing = Tables::load([("t", Path::new("/nonexistent/t.csv"))], &Files::default());
         assert!(
             missing.is_err_and(|e| e.is_config() && e.to_string().contains("/nonexistent/t.csv"))
         );

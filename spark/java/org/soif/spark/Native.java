@@ -28,7 +28,8 @@ final class Native {
             long maxRecordSize,
             int mode,
             boolean sourceColumn,
-            int batchSize);
+            int batchSize,
+            String transforms);
 
     /** The next batch's rows (-1 at the end), its arrays and buffers in {@code descriptors}. */
     static native int next(long handle, long[] descriptors);
@@ -50,7 +51,8 @@ final class Native {
     /**
      * Spark's read options (the keys and values as given), parsed by soif's option code:
      * {@code [mode (0 FAILFAST, 1 DROPMALFORMED, 2 PERMISSIVE), corrupt column, lenient,
-     * maxRecordSize, splitSize, includeSource, recursiveFileLookup, batchSize]}.
+     * maxRecordSize, splitSize, includeSource, recursiveFileLookup, batchSize, transforms
+     * (the chain as the executors get it, with the files it reads; empty for none)]}.
      *
      * @throws IllegalArgumentException an unknown or malformed option
      */

@@ -30,7 +30,7 @@ final class SoifBatchReader implements PartitionReader<ColumnarBatch> {
         batch = new ColumnarBatch(columns);
         handle = Native.open(
                 p.path, p.ranged, p.start, p.end, p.firstRecord, p.envelope, p.endKnown,
-                o.lenient, o.maxRecordSize, o.mode, o.includeSource, o.batchSize);
+                o.lenient, o.maxRecordSize, o.mode, o.includeSource, o.batchSize, o.transforms);
     }
 
     @Override

@@ -11,7 +11,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * ({@code 64MB} = 64,000,000 bytes, {@code 64MiB} = 2^26) and errors.
  */
 final class SoifOptions implements Serializable {
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
 
     /** 0 FAILFAST, 1 DROPMALFORMED, 2 PERMISSIVE (the native reader's numbers). */
     final int mode;
@@ -22,6 +22,11 @@ final class SoifOptions implements Serializable {
     final boolean includeSource;
     final boolean recursive;
     final int batchSize;
+    /**
+     * The transform chain as the executors build it: the specs with the bytes of the files
+     * they read (read here, on the driver); empty for none.
+     */
+    final String transforms;
 
     SoifOptions(Map<String, String> options) {
         // The keys as the user spelt them, for the error messages.
@@ -45,5 +50,6 @@ final class SoifOptions implements Serializable {
         includeSource = Boolean.parseBoolean(o[5]);
         recursive = Boolean.parseBoolean(o[6]);
         batchSize = Integer.parseInt(o[7]);
+        transforms = o[8];
     }
 }

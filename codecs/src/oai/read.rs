@@ -1,25 +1,20 @@
-//! Reading OAI-PMH 2.0 XML as the harvest receives it: a `ListRecords` page (its
+//! Reading OAI-PMH 2.0 XML as a harvest receives it: a `ListRecords` page (its
 //! `responseDate`, errors, items and resumption token), each item as a record (`oai_dc`
 //! as a `Dublin-Core` record, `soif` as the original record, a deleted header as a
-//! deletion), and the datestamp granularity of `Identify`.
+//! deletion), and the datestamp granularity of `Identify`. The OAI-PMH source
+//! (`soif_sources::oai`) fetches the pages and hands the items on; an item that cannot
+//! be read is a [`BadItem`], which the engine rejects like any bad record.
 
+use super::{DC_NS, OAI_NS, SOIF_NS};
+use crate::rules::dc::{ELEMENTS, TEMPLATE as DC_TEMPLATE};
+use crate::{Action, Attribute, Position, Record};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use bytes::Bytes;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::NsReader;
-use soif_codecs::rules::dc::{ELEMENTS, TEMPLATE as DC_TEMPLATE};
-use soif_codecs::{Action, Position, Record};
-use soif_pipeline::source::Rejection;
 use std::sync::Arc;
-
-/// The OAI-PMH 2.0 namespace.
-pub const OAI_NS: &str = "http://www.openarchives.org/OAI/2.0/";
-/// Dublin Core's element namespace (the `dc:` of `oai_dc`).
-pub const DC_NS: &str = "http://purl.org/dc/elements/1.1/";
-/// The `soif` metadata format's namespace (`soif serve`'s `soif.xsd`).
-pub const SOIF_NS: &str = "urn:x-soif:record:1";
 
 /// The metadata formats this source reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,14 +76,16 @@ impl Granularity {
         }
     }
 
-    pub(crate) fn name(self) -> &'static str {
+    /// The name `Identify` gives it (`YYYY-MM-DD`, `YYYY-MM-DDThh:mm:ssZ`).
+    pub fn name(self) -> &'static str {
         match self {
             Granularity::Day => "YYYY-MM-DD",
             Granularity::Second => "YYYY-MM-DDThh:mm:ssZ",
         }
     }
 
-    pub(crate) fn parse(s: &str) -> Option<Granularity> {
+    /// The granularity of a name as `Identify` gives it.
+    pub fn parse(s: &str) -> Option<Granularity> {
         match s.trim() {
             "YYYY-MM-DD" => Some(Granularity::Day),
             "YYYY-MM-DDThh:mm:ssZ" => Some(Granularity::Second),
@@ -99,33 +96,52 @@ impl Granularity {
 
 /// What a page held.
 #[derive(Debug, Default)]
-pub(crate) struct Page {
-    pub(crate) response_date: Option<String>,
+pub struct Page {
+    pub response_date: Option<String>,
     /// `(code, message)` of each `<error>`.
-    pub(crate) errors: Vec<(String, String)>,
-    pub(crate) items: Vec<Result<Record, Rejection>>,
+    pub errors: Vec<(String, String)>,
+    pub items: Vec<Result<Record, BadItem>>,
     /// A non-empty resumption token.
-    pub(crate) token: Option<String>,
+    pub token: Option<String>,
 }
 
-pub(crate) struct PageContext<'a> {
-    pub(crate) name: Arc<str>,
-    pub(crate) page: u64,
-    pub(crate) url: &'a str,
+/// An item of a page that could not be read (no identifier, no metadata, bad base64…),
+/// with the reason and where it was; the engine's `Rejection` is made from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadItem {
+    /// Why, with the position, page and URL (`"an item without metadata, at
+    /// oai+http://h/oai: byte 310, record 3 (oai:h:3), page 1 (http://h/oai?…)"`).
+    pub message: String,
+    /// Where the item was: the input, the byte offset in the harvest, the item's number
+    /// and (as its URL) its identifier.
+    pub position: Position,
+    /// The item's `<record>` element as it came, for the quarantine.
+    pub raw: Option<Bytes>,
+}
+
+/// Where a page sits in its harvest, for the positions of its items.
+#[derive(Debug, Clone)]
+pub struct PageContext<'a> {
+    /// The input's name (the `oai+http(s)://` URL as given).
+    pub name: Arc<str>,
+    /// The page's number, from 1.
+    pub page: u64,
+    /// The URL the page was fetched from.
+    pub url: &'a str,
     /// Bytes of the earlier pages.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Items of the earlier pages.
-    pub(crate) records: u64,
+    pub records: u64,
 }
 
-pub(crate) type XmlResult<T> = Result<T, quick_xml::Error>;
+type XmlResult<T> = Result<T, quick_xml::Error>;
 
-pub(crate) fn in_ns(ns: &ResolveResult<'_>, uri: &str) -> bool {
+fn in_ns(ns: &ResolveResult<'_>, uri: &str) -> bool {
     matches!(ns, ResolveResult::Bound(Namespace(n)) if *n == uri.as_bytes())
 }
 
 /// The error for a document that ends inside an element.
-pub(crate) fn unclosed() -> quick_xml::Error {
+fn unclosed() -> quick_xml::Error {
     quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedTag)
 }
 
@@ -133,7 +149,7 @@ pub(crate) fn unclosed() -> quick_xml::Error {
 /// does not handle itself: `Ok(true)` at the end of that element, `Err` when the
 /// document ends first. One place for what `text`, `record`, `oai_dc` and `soif` all do
 /// with the elements they skip.
-pub(crate) fn nest(depth: &mut u32, event: &Event<'_>) -> XmlResult<bool> {
+fn nest(depth: &mut u32, event: &Event<'_>) -> XmlResult<bool> {
     match event {
         Event::Start(_) => *depth += 1,
         Event::End(_) if *depth == 0 => return Ok(true),
@@ -146,7 +162,7 @@ pub(crate) fn nest(depth: &mut u32, event: &Event<'_>) -> XmlResult<bool> {
 
 /// Reads a page of `ListRecords` (or an error reply). `Err` when it is not well-formed
 /// XML or not an OAI-PMH reply.
-pub(crate) fn parse_page(
+pub fn parse_page(
     body: &[u8],
     format: MetadataFormat,
     ctx: &PageContext<'_>,
@@ -193,7 +209,7 @@ pub(crate) fn parse_page(
                                 .zip(usize::try_from(end).ok())
                                 .and_then(|(s, e)| body.get(s..e))
                                 .map(Bytes::copy_from_slice);
-                            Err(Rejection {
+                            Err(BadItem {
                                 message: format!(
                                     "{why}, at {position}, page {} ({})",
                                     ctx.page, ctx.url
@@ -224,7 +240,7 @@ pub(crate) fn parse_page(
 }
 
 /// The granularity an `Identify` reply gives.
-pub(crate) fn identify_granularity(body: &[u8]) -> Option<Granularity> {
+pub fn identify_granularity(body: &[u8]) -> Option<Granularity> {
     let mut r = NsReader::from_reader(body);
     r.config_mut().expand_empty_elements = true;
     loop {
@@ -241,7 +257,7 @@ pub(crate) fn identify_granularity(body: &[u8]) -> Option<Granularity> {
 }
 
 /// The value of the unqualified attribute `name`.
-pub(crate) fn attr(r: &NsReader<&[u8]>, e: &BytesStart<'_>, name: &[u8]) -> Option<String> {
+fn attr(r: &NsReader<&[u8]>, e: &BytesStart<'_>, name: &[u8]) -> Option<String> {
     e.attributes()
         .flatten()
         .find(|a| a.key.as_ref() == name)
@@ -252,7 +268,7 @@ pub(crate) fn attr(r: &NsReader<&[u8]>, e: &BytesStart<'_>, name: &[u8]) -> Opti
 /// The text of the element just started, up to its end (text of nested elements
 /// included): character and predefined entity references resolved, line ends
 /// normalised as XML 1.0 says (a CR that matters is sent as `&#13;`).
-pub(crate) fn text(r: &mut NsReader<&[u8]>) -> XmlResult<String> {
+fn text(r: &mut NsReader<&[u8]>) -> XmlResult<String> {
     let mut out = String::new();
     let mut depth = 0u32;
     loop {
@@ -287,9 +303,9 @@ pub(crate) fn text(r: &mut NsReader<&[u8]>) -> XmlResult<String> {
 
 /// One `<record>` (just started): the record, or `(identifier, why)` when its metadata
 /// cannot be read. `Err` only for XML that is not well formed.
-pub(crate) type ItemResult = Result<Record, (Option<String>, String)>;
+type ItemResult = Result<Record, (Option<String>, String)>;
 
-pub(crate) fn record(r: &mut NsReader<&[u8]>, format: MetadataFormat) -> XmlResult<ItemResult> {
+fn record(r: &mut NsReader<&[u8]>, format: MetadataFormat) -> XmlResult<ItemResult> {
     let mut identifier: Option<String> = None;
     let mut deleted = false;
     let mut built: Option<Result<Record, String>> = None;
@@ -365,7 +381,7 @@ pub(crate) fn record(r: &mut NsReader<&[u8]>, format: MetadataFormat) -> XmlResu
 }
 
 /// A `<header>` (just started): its identifier and datestamp.
-pub(crate) fn header(r: &mut NsReader<&[u8]>) -> XmlResult<(Option<String>, Option<String>)> {
+fn header(r: &mut NsReader<&[u8]>) -> XmlResult<(Option<String>, Option<String>)> {
     let mut id = None;
     let mut date = None;
     loop {
@@ -389,7 +405,7 @@ pub(crate) fn header(r: &mut NsReader<&[u8]>) -> XmlResult<(Option<String>, Opti
 }
 
 /// The Appendix C name of a `dc:` element's local name (`title` → `TITLE`).
-pub(crate) fn dc_name(local: &[u8]) -> Option<&'static str> {
+fn dc_name(local: &[u8]) -> Option<&'static str> {
     ELEMENTS
         .iter()
         .find(|e| e.as_bytes().eq_ignore_ascii_case(local))
@@ -398,9 +414,7 @@ pub(crate) fn dc_name(local: &[u8]) -> Option<&'static str> {
 
 /// `<metadata>` in `oai_dc` (just started): the attributes, in document order, numbered
 /// where an element repeats.
-pub(crate) fn oai_dc(
-    r: &mut NsReader<&[u8]>,
-) -> XmlResult<Result<Vec<soif_codecs::Attribute>, String>> {
+fn oai_dc(r: &mut NsReader<&[u8]>) -> XmlResult<Result<Vec<Attribute>, String>> {
     let mut values: Vec<(&'static str, String)> = Vec::new();
     let mut depth = 0u32;
     loop {
@@ -424,7 +438,7 @@ pub(crate) fn oai_dc(
 }
 
 /// `CREATOR` once stays `CREATOR`; several become `CREATOR-1`, `CREATOR-2`, … in order.
-pub(crate) fn number_dc(values: Vec<(&'static str, String)>) -> Vec<soif_codecs::Attribute> {
+fn number_dc(values: Vec<(&'static str, String)>) -> Vec<Attribute> {
     let count = |n: &str| values.iter().filter(|(m, _)| *m == n).count();
     let totals: Vec<usize> = values.iter().map(|(n, _)| count(n)).collect();
     let mut seen: Vec<(&'static str, usize)> = Vec::new();
@@ -447,16 +461,14 @@ pub(crate) fn number_dc(values: Vec<(&'static str, String)>) -> Vec<soif_codecs:
             } else {
                 name.to_string()
             };
-            soif_codecs::Attribute::new(attr_name, value.into_bytes())
+            Attribute::new(attr_name, value.into_bytes())
         })
         .collect()
 }
 
 /// `<metadata>` in `soif` (just started): the attributes and `(template, url)`.
 #[allow(clippy::type_complexity)]
-pub(crate) fn soif(
-    r: &mut NsReader<&[u8]>,
-) -> XmlResult<Result<(Vec<soif_codecs::Attribute>, (Bytes, Bytes)), String>> {
+fn soif(r: &mut NsReader<&[u8]>) -> XmlResult<Result<(Vec<Attribute>, (Bytes, Bytes)), String>> {
     let mut attrs = Vec::new();
     let mut key: Option<(Bytes, Bytes)> = None;
     let mut problem: Option<String> = None;
@@ -487,7 +499,7 @@ pub(crate) fn soif(
                     Ok(text.into_bytes())
                 };
                 match (name, value) {
-                    (Ok(n), Ok(v)) => attrs.push(soif_codecs::Attribute::new(n, v)),
+                    (Ok(n), Ok(v)) => attrs.push(Attribute::new(n, v)),
                     (Err(m), _) | (_, Err(m)) => {
                         problem.get_or_insert(m);
                     }
@@ -510,11 +522,7 @@ pub(crate) fn soif(
 }
 
 /// `NAME="…"` or `NAME-base64="…"` of a `soif` element.
-pub(crate) fn exact_attr(
-    r: &NsReader<&[u8]>,
-    e: &BytesStart<'_>,
-    name: &str,
-) -> Result<Bytes, String> {
+fn exact_attr(r: &NsReader<&[u8]>, e: &BytesStart<'_>, name: &str) -> Result<Bytes, String> {
     if let Some(v) = attr(r, e, name.as_bytes()) {
         return Ok(Bytes::from(v));
     }
@@ -529,9 +537,9 @@ pub(crate) fn exact_attr(
 }
 
 /// The template and URL of an identifier `oai:REPOSITORY:TEMPLATE/URL` as `soif serve`
-/// writes them (`soif_codecs::oai_ids`: `%XX` escapes, the template's `/` escaped).
+/// writes them ([`super::ids`]: `%XX` escapes, the template's `/` escaped).
 pub fn soif_identifier(id: &str) -> Option<(Vec<u8>, Vec<u8>)> {
-    soif_codecs::oai_ids::split_identifier(id).map(|(_repo, template, url)| (template, url))
+    super::ids::split_identifier(id).map(|(_repo, template, url)| (template, url))
 }
 
 #[cfg(test)]

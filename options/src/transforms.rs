@@ -1,0 +1,164 @@
+//! [`TransformOptions`]: the `transforms` option of the Python package (`soif.read(…,
+//! transforms=[…])`) and of both Spark data sources (`.option("transforms", …)`): the
+//! chain of transform specs the CLI takes as `-t SPEC` and pipeline files as
+//! `transforms = [SPEC, …]` (docs/transforms.md).
+//!
+//! A spec's arguments hold commas and colons (`select:URL,Title`), so a chain is given
+//! as a JSON array of specs; one spec alone may be given as it is:
+//!
+//! | option text | chain |
+//! |---|---|
+//! | `["collapse", "select:URL,Title"]` | `-t collapse -t select:URL,Title` |
+//! | `dc` | `-t dc` |
+//! | `[]`, empty | none |
+//! | `{"specs": […], "files": {PATH: BASE64, …}}` | the specs with the files they read, as a Spark driver ships them to its executors (docs/spark.md#transforms) |
+//!
+//! ```
+//! use soif_options::{OptionMap, TransformOptions};
+//! let mut map = OptionMap::new([("transforms", r#"["collapse", "select:URL,Title"]"#)]).unwrap();
+//! let t = TransformOptions::from_map(&mut map).unwrap();
+//! assert_eq!(t.specs, ["collapse", "select:URL,Title"]);
+//! assert_eq!(TransformOptions::parse(&t.to_text()).unwrap(), t);
+//! ```
+
+use crate::map::OptionMap;
+use crate::OptionError;
+use base64::Engine as _;
+use std::collections::BTreeMap;
+
+/// What the option's value must be, for its error message.
+const EXPECTED: &str = "a JSON array of transform specs (`[\"collapse\", \"select:URL,Title\"]`) or one spec (`collapse`)";
+
+/// The `transforms` option; see the [module documentation](self).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TransformOptions {
+    /// The specs, in chain order.
+    pub specs: Vec<String>,
+    /// The files the specs read (by their paths as the specs give them), when the chain
+    /// was built on another machine first; empty otherwise.
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+impl TransformOptions {
+    /// Takes `transforms` from `map`.
+    pub fn from_map(map: &mut OptionMap) -> Result<TransformOptions, OptionError> {
+        match map.take("transforms") {
+            None => Ok(TransformOptions::default()),
+            Some((key, value)) => TransformOptions::parse(&value)
+                .map_err(|why| OptionError::invalid(key, value, format!("{EXPECTED}: {why}"))),
+        }
+    }
+
+    /// Reads the option's text (see the [module documentation](self)); the error says
+    /// what is wrong with it.
+    pub fn parse(text: &str) -> Result<TransformOptions, String> {
+        let text = text.trim();
+        let (specs, files) = match text.as_bytes().first() {
+            None => return Ok(TransformOptions::default()),
+            Some(b'[') => (json_specs(text)?, BTreeMap::new()),
+            Some(b'{') => {
+                let shipped: Shipped =
+                    serde_json::from_str(text).map_err(|e| format!("not a chain: {e}"))?;
+                let mut files = BTreeMap::new();
+                for (path, b64) in shipped.files {
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(b64.as_bytes())
+                        .map_err(|e| format!("file {path}: {e}"))?;
+                    files.insert(path, bytes);
+                }
+                (shipped.specs, files)
+            }
+            Some(_) => (vec![text.to_string()], BTreeMap::new()),
+        };
+        if let Some(blank) = specs.iter().position(|s| s.trim().is_empty()) {
+            return Err(format!("spec {} is empty", blank + 1));
+        }
+        Ok(TransformOptions { specs, files })
+    }
+
+    /// The option's text: a JSON array of the specs, or the specs with their files.
+    pub fn to_text(&self) -> String {
+        if self.files.is_empty() {
+            return serde_json::Value::from(self.specs.clone()).to_string();
+        }
+        let files: serde_json::Map<String, serde_json::Value> = self
+            .files
+            .iter()
+            .map(|(p, b)| {
+                let b64 = base64::engine::general_purpose::STANDARD.encode(b);
+                (p.clone(), serde_json::Value::from(b64))
+            })
+            .collect();
+        serde_json::json!({ "specs": self.specs, "files": files }).to_string()
+    }
+
+    /// Whether there is no transform.
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+}
+
+/// The chain as a Spark driver ships it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Shipped {
+    specs: Vec<String>,
+    #[serde(default)]
+    files: BTreeMap<String, String>,
+}
+
+fn json_specs(text: &str) -> Result<Vec<String>, String> {
+    serde_json::from_str::<Vec<String>>(text).map_err(|e| format!("not an array of strings: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_array_one_spec_or_nothing() {
+        let t = TransformOptions::parse(r#"["collapse", "select:URL,Title", "match:Title=a:b"]"#)
+            .unwrap();
+        assert_eq!(t.specs, ["collapse", "select:URL,Title", "match:Title=a:b"]);
+        assert!(t.files.is_empty());
+        assert_eq!(
+            TransformOptions::parse(" select:URL,Title ").unwrap().specs,
+            ["select:URL,Title"]
+        );
+        assert!(TransformOptions::parse("").unwrap().is_empty());
+        assert!(TransformOptions::parse("[]").unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_shipped_form_keeps_the_files_bytes() {
+        let t = TransformOptions {
+            specs: vec!["dc:map.toml".into()],
+            files: BTreeMap::from([("map.toml".to_string(), vec![0, 159, b'x', b'\n'])]),
+        };
+        let text = t.to_text();
+        assert!(text.starts_with('{'), "{text}");
+        assert_eq!(TransformOptions::parse(&text).unwrap(), t);
+        let plain = TransformOptions {
+            specs: vec!["collapse".into()],
+            files: BTreeMap::new(),
+        };
+        assert_eq!(plain.to_text(), r#"["collapse"]"#);
+    }
+
+    #[test]
+    fn mistakes_name_the_option_and_say_what_is_expected() {
+        let mut map = OptionMap::new([("Transforms", r#"["collapse", 3]"#)]).unwrap();
+        let e = TransformOptions::from_map(&mut map)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                r#"option Transforms=`["collapse", 3]`: expected a JSON array of transform specs"#
+            ),
+            "{e}"
+        );
+        assert!(e.contains("not an array of strings"), "{e}");
+        let e = TransformOptions::parse(r#"["collapse", " "]"#).unwrap_err();
+        assert_eq!(e, "spec 2 is empty");
+    }
+}

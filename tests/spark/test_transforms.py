@@ -1,0 +1,85 @@
+"""`.option("transforms", …)` on both Spark readers: the rows equal `soif convert --to
+parquet -t …` of the same input and chain, whatever the split size; a transform's
+rejection follows the mode (PERMISSIVE's corrupt-record column holds the record's bytes
+as read); the files a spec names are read on the driver; whole-stream transforms are
+refused (docs/spark.md#transforms)."""
+
+import glob
+import json
+import shutil
+
+import pyarrow as pa
+import pytest
+from conftest import FIXTURES, layout_rows, load, spark_rows
+
+TRANSFORMS = FIXTURES / "transforms"
+SCHEMA = TRANSFORMS / "typed.schema.soif"
+INVALID = TRANSFORMS / "invalid.soif"
+
+CHAINS = [
+    ["collapse"],
+    ["collapse", "select:URL,Title,Author,Embed,Keywords"],
+    ["dc"],
+    ["match:Title=the", "since:1990-01-01"],
+    ["collapse", "expand"],
+]
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=" ".join)
+@pytest.mark.parametrize("split_size", ["64KiB", None])
+def test_rows_equal_the_cli_s_parquet(spark, convert, archive, chain, split_size):
+    files = sorted(glob.glob(str(archive / "dump-*")))
+    want = layout_rows(convert(*files, transforms=chain))
+    assert want
+    df = load(spark, files, splitSize=split_size, transforms=json.dumps(chain), mode="FAILFAST")
+    assert spark_rows(df) == want
+
+
+def test_one_spec_alone_and_a_dc_mapping_file(spark, convert, tmp_path):
+    path = str(FIXTURES / "harvest" / "ecrc-93-10.soif")
+    mapping = tmp_path / "mapping.toml"
+    shutil.copy(TRANSFORMS / "mapping.toml", mapping)
+    spec = f"dc:{mapping}"
+    want = layout_rows(convert(path, transforms=[spec]))
+    assert spark_rows(load(spark, path, transforms=spec)) == want
+    assert spark_rows(load(spark, path, transforms=json.dumps([spec]))) == want
+
+
+def test_a_transform_s_rejection_follows_the_mode(spark, convert):
+    chain = json.dumps([f"validate:{SCHEMA}"])
+    path = str(INVALID)
+    data = INVALID.read_bytes()
+    bad = data[data.index(b"@DOCUMENT { http://example.org/big") :]
+    permissive = load(spark, path, transforms=chain, splitSize="1").toArrow()
+    want = layout_rows(convert(path, transforms=[f"validate:{SCHEMA}"]))
+    good = permissive.filter(permissive.column("_corrupt_record").is_null())
+    assert layout_rows(good) == want and len(want) == 1
+    [c] = [x for x in permissive.column("_corrupt_record").to_pylist() if x is not None]
+    assert c["bytes"] == bad and c["record"] == 2
+    assert "Content-Length" in c["error"] and "(http://example.org/big)" in c["error"]
+    dropped = load(spark, path, transforms=chain, mode="DROPMALFORMED")
+    assert layout_rows(dropped.toArrow()) == want
+    with pytest.raises(Exception, match="Content-Length"):
+        load(spark, path, transforms=chain, mode="FAILFAST").collect()
+
+
+@pytest.mark.parametrize("spec", ["order:-Title", "hits:10", "dedupe"])
+def test_whole_stream_transforms_are_refused(spark, spec):
+    with pytest.raises(Exception, match="needs the whole stream"):
+        load(spark, str(INVALID), transforms=json.dumps(["collapse", spec])).collect()
+
+
+def test_a_bad_spec_fails_before_any_task(spark):
+    with pytest.raises(Exception, match="unknown transform `frobnicate`"):
+        load(spark, str(INVALID), transforms="frobnicate").collect()
+    with pytest.raises(Exception, match="expected a JSON array of transform specs"):
+        load(spark, str(INVALID), transforms='["collapse", 3]').collect()
+    with pytest.raises(Exception, match="nonexistent"):
+        load(spark, str(INVALID), transforms="dc:/nonexistent/mapping.toml").collect()
+
+
+def test_the_schema_is_the_layout_with_or_without_transforms(spark):
+    plain = load(spark, str(INVALID))
+    chained = load(spark, str(INVALID), transforms='["collapse"]')
+    assert chained.schema == plain.schema
+    assert isinstance(chained.toArrow(), pa.Table)
