@@ -56,7 +56,7 @@
 
 use serde::Deserialize;
 use soif_options::InputFormat;
-pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
+use soif_options::{ByteSize, ErrorOptions, SourceOptions};
 use soif_pipeline::transforms::remap::tables::Tables;
 use soif_pipeline::transforms::{Files, TransformContext, TransformSpec, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
