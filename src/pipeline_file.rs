@@ -40,6 +40,20 @@
 //! Relative paths are relative to the directory `soif run` is started in. Unknown
 //! keys are errors, so a typo does not silently change a nightly job.
 //!
+//! A transform is a spec as after `-t` (`"remap:map.vrl"` runs a program from a file),
+//! or a program held inline, `{ remap = '''…''' }` ([`TransformSpec`]); a `[tables]`
+//! table names the lookup tables those programs search, `NAME = "FILE.csv"` each (what
+//! `--table NAME=FILE.csv` is to `convert`):
+//!
+//! ```toml
+//! transforms = ["collapse", { remap = '''
+//!   .attributes.mime = get_enrichment_table_record!("types", {"harvest_type": .attributes.Type}).mime
+//! ''' }]
+//!
+//! [tables]
+//! types = "configs/types.csv"
+//! ```
+//!
 //! A mistake is told as every front end tells it ([`OptionError`]), after the file, the
 //! line and the table: `nightly.toml:9: [source] option max_record_size=`64XB`: expected
 //! a size in bytes (e.g. 1048576, 512KiB, 64MB, 1GiB)`, `nightly.toml:7: [source] unknown
@@ -47,10 +61,11 @@
 
 use serde::Deserialize;
 use soif_options::{ByteSize, ErrorOptions, InputFormat, OptionError, SourceOptions};
-use soif_pipeline::transforms::{TransformContext, DEFAULT_MEMORY_BUDGET};
+use soif_pipeline::transforms::remap::tables::Tables;
+use soif_pipeline::transforms::{Files, TransformContext, TransformSpec, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
@@ -61,8 +76,13 @@ use toml::de::{DeTable, DeValue};
 pub struct PipelineConfig {
     /// `[source]`: the inputs and how to read them.
     pub source: SourceOptions,
+    /// The transform chain: specs (`"collapse"`, `"remap:map.vrl"`) and inline programs
+    /// (`{ remap = "…" }`).
     #[serde(default)]
-    pub transforms: Vec<String>,
+    pub transforms: Vec<TransformSpec>,
+    /// `[tables]`: lookup tables for `remap` programs, `NAME = "FILE.csv"`.
+    #[serde(default)]
+    pub tables: BTreeMap<String, PathBuf>,
     /// `[errors]`: the error policy.
     #[serde(default)]
     pub errors: ErrorOptions,
@@ -178,12 +198,19 @@ impl PipelineConfig {
     /// Reads and checks a pipeline file; errors name the file and line.
     pub fn load(path: &Path) -> Result<PipelineConfig, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io_path(path, e))?;
-        PipelineConfig::parse(&text).map_err(|e| {
+        let mut config = PipelineConfig::parse(&text).map_err(|e| {
             Error::Config(match e.line {
                 Some(line) => format!("{}:{line}: {}", path.display(), e.message),
                 None => format!("{}: {}", path.display(), e.message),
             })
-        })
+        })?;
+        // Inline programs are named by where the file holds them.
+        for (i, t) in config.transforms.iter_mut().enumerate() {
+            if let TransformSpec::Remap { origin, .. } = t {
+                *origin = format!("{} transforms[{i}]", path.display());
+            }
+        }
+        Ok(config)
     }
 
     /// Parses and checks the text of a pipeline file.
@@ -254,17 +281,24 @@ impl PipelineConfig {
         Ok(config)
     }
 
-    /// What the transforms get from the pipeline: its `schema`, `memory_budget` and
-    /// `temp_dir`. `soif run` and `soif test` build their chains with it.
-    pub fn transform_context(&self) -> TransformContext {
-        TransformContext {
+    /// What the transforms get from the pipeline: its `schema`, `memory_budget`,
+    /// `temp_dir` and `[tables]` (loaded here: a missing or bad table is a usage error).
+    /// `soif run` and `soif test` build their chains with it.
+    pub fn transform_context(&self) -> Result<TransformContext, Error> {
+        Ok(TransformContext {
             schema: self.schema.clone(),
             temp_dir: self.temp_dir.clone(),
             memory_budget: self
                 .memory_budget
                 .map_or(DEFAULT_MEMORY_BUDGET, ByteSize::as_usize),
+            tables: Tables::load(
+                self.tables
+                    .iter()
+                    .map(|(name, path)| (name.as_str(), path.as_path())),
+                &Files::default(),
+            )?,
             ..TransformContext::default()
-        }
+        })
     }
 }
 
