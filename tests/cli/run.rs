@@ -197,6 +197,8 @@ fn the_bundled_configs_work() {
         seen += 1;
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(root.join("examples"), dir.path().join("examples")).unwrap();
+        // Programs and tables a config names (configs/crosswalk.vrl).
+        std::os::unix::fs::symlink(root.join("configs"), dir.path().join("configs")).unwrap();
         std::fs::create_dir(dir.path().join("out")).unwrap();
         let stdin = std::fs::read(fixture("rfc2655/documents.soif")).unwrap();
         let out = run_in(Some(dir.path()), &["run", config.to_str().unwrap()], &stdin);
