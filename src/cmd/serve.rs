@@ -4,8 +4,11 @@ use crate::terminal::{fail, runtime};
 use clap::Args;
 use soif_options::ByteSize;
 use soif_pipeline::Error;
-use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
+use soif_server::config::{load_taxonomy, parse_db_spec, ServerConfig};
+use soif_server::connection::{self, raise_open_file_limit};
 use soif_server::log;
+use soif_server::rdm::RDM_PATH;
+use soif_server::state::AppState;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -214,7 +217,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         None => None,
     };
     let taxonomy = match &args.taxonomy {
-        Some(p) => Some(soif_server::app::load_taxonomy(p).map_err(Error::Config)?),
+        Some(p) => Some(load_taxonomy(p).map_err(Error::Config)?),
         None => None,
     };
     let config = ServerConfig {
@@ -266,7 +269,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
     let names: Vec<String> = config.catalogs.iter().map(|(n, _)| n.clone()).collect();
     let submissions = config.token.is_some();
     // One descriptor per connection: the usual soft limit (1024) is far below the hard one.
-    let open_files = soif_server::app::raise_open_file_limit();
+    let open_files = raise_open_file_limit();
     let state = AppState::open(config).map_err(Error::Fatal)?;
     let read_only: Vec<String> = state
         .catalogs()
@@ -318,7 +321,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
                 }
             );
         }
-        soif_server::app::serve(listener, state, shutdown_signal())
+        connection::serve(listener, state, shutdown_signal())
             .await
             .map_err(|e| Error::io("serving", e))
     })

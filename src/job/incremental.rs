@@ -30,7 +30,7 @@ use super::pass::{run_job, Job};
 use super::state::IncrementalOptions;
 use crate::terminal::{fail, Reporter, EXIT_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 use serde_json::{json, Value};
-use soif_pipeline::engine::ErrorPolicy;
+use soif_options::ErrorPolicy;
 use soif_pipeline::{Checkpoints, Error, InputCounts, Summary};
 use soif_sinks::Format;
 use soif_sources::InputSpec;

@@ -353,10 +353,13 @@ mod tests {
     use soif_codecs::Record;
 
     fn ctx() -> Tables {
-        let dir =
-            std::env::temp_dir().join(format!("soif-remap-enrichment-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let path = dir.join("types.csv");
+        // Each test its own file: they run at the same time. The table is in memory once
+        // loaded, so the directory may go.
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        let path = dir.path().join("types.csv");
         let written = std::fs::write(
             &path,
             "harvest_type,mime,since\nPostScript,application/postscript,1990-05-01\nHTML,text/html,1993-06-01\nhtml,text/x-html,1993-06-01\n",
