@@ -219,11 +219,17 @@ def _range_arg(range: Any, first_record: int) -> Optional[Tuple[int, int, int, O
 
 def _option_text(value: Any) -> str:
     """A keyword argument's value as the option text soif's option code reads."""
-    if isinstance(value, (list, tuple)):
-        # A list (``transforms=[...]``): a JSON array, as Spark's option takes it.
+    if isinstance(value, (list, tuple, dict)):
+        # A list (``transforms=[...]``) or a mapping (``tables={...}``): JSON, as Spark's
+        # options take them.
         import json
 
-        return json.dumps([os.fspath(v) if isinstance(v, os.PathLike) else str(v) for v in value])
+        def text(v: Any) -> str:
+            return os.fspath(v) if isinstance(v, os.PathLike) else str(v)
+
+        if isinstance(value, dict):
+            return json.dumps({str(k): text(v) for k, v in value.items()})
+        return json.dumps([text(v) for v in value])
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, os.PathLike):
