@@ -4,7 +4,8 @@
 use crate::terminal::Reporter;
 use clap::Args;
 use soif_options::{ByteSize, ErrorPolicy, InputFormat};
-use soif_pipeline::transforms::TransformContext;
+use soif_pipeline::transforms::remap::tables::Tables;
+use soif_pipeline::transforms::{Files, TransformContext};
 use soif_pipeline::{EngineOptions, Error};
 use soif_sources::{InputSettings, InputSource, InputSpec};
 use std::path::PathBuf;
@@ -70,6 +71,12 @@ pub struct InputArgs {
     #[arg(long, value_name = "DIR")]
     pub temp_dir: Option<PathBuf>,
 
+    /// A lookup table for `remap` programs: a CSV file with a header row, loaded before
+    /// any record is read and searched with get_enrichment_table_record /
+    /// find_enrichment_table_records("NAME", …). Repeat for several.
+    #[arg(long = "table", value_name = "NAME=FILE.csv")]
+    pub tables: Vec<String>,
+
     /// No progress bar, no summary line, no warnings: only errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -120,14 +127,24 @@ impl InputArgs {
         })
     }
 
-    /// What the `-t` transforms get: --memory-budget, --temp-dir and a schema.
-    pub fn transform_context(&self, schema: Option<PathBuf>) -> TransformContext {
-        TransformContext {
+    /// What the `-t` transforms get: --memory-budget, --temp-dir, a schema and the
+    /// --table lookup tables (loaded here: a missing or bad table is a usage error).
+    pub fn transform_context(&self, schema: Option<PathBuf>) -> Result<TransformContext, Error> {
+        let specs = self
+            .tables
+            .iter()
+            .map(|t| Tables::parse_spec(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TransformContext {
             temp_dir: self.temp_dir.clone(),
             memory_budget: self.memory_budget.as_usize(),
             schema,
+            tables: Tables::load(
+                specs.iter().map(|(n, p)| (n.as_str(), p.as_path())),
+                &Files::default(),
+            )?,
             ..TransformContext::default()
-        }
+        })
     }
 
     pub fn specs(&self) -> Result<Vec<InputSpec>, Error> {

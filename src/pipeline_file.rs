@@ -39,13 +39,29 @@
 //! as `convert --state` (see the `soif-state` crate and `configs/nightly.toml`).
 //! Relative paths are relative to the directory `soif run` is started in. Unknown
 //! keys are errors, so a typo does not silently change a nightly job.
+//!
+//! A transform is a spec as after `-t` (`"remap:map.vrl"` runs a program from a file),
+//! or a program held inline, `{ remap = '''…''' }` ([`TransformSpec`]); a `[tables]`
+//! table names the lookup tables those programs search, `NAME = "FILE.csv"` each (what
+//! `--table NAME=FILE.csv` is to `convert`):
+//!
+//! ```toml
+//! transforms = ["collapse", { remap = '''
+//!   .attributes.mime = get_enrichment_table_record!("types", {"harvest_type": .attributes.Type}).mime
+//! ''' }]
+//!
+//! [tables]
+//! types = "configs/types.csv"
+//! ```
 
 use serde::Deserialize;
 use soif_options::InputFormat;
 pub use soif_options::{ByteSize, ErrorOptions, SourceOptions};
-use soif_pipeline::transforms::{TransformContext, DEFAULT_MEMORY_BUDGET};
+use soif_pipeline::transforms::remap::tables::Tables;
+use soif_pipeline::transforms::{Files, TransformContext, TransformSpec, DEFAULT_MEMORY_BUDGET};
 use soif_pipeline::Error;
 use soif_sinks::SinkConfig;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A parsed pipeline file.
@@ -54,8 +70,13 @@ use std::path::{Path, PathBuf};
 pub struct PipelineConfig {
     /// `[source]`: the inputs and how to read them.
     pub source: SourceOptions,
+    /// The transform chain: specs (`"collapse"`, `"remap:map.vrl"`) and inline programs
+    /// (`{ remap = "…" }`).
     #[serde(default)]
-    pub transforms: Vec<String>,
+    pub transforms: Vec<TransformSpec>,
+    /// `[tables]`: lookup tables for `remap` programs, `NAME = "FILE.csv"`.
+    #[serde(default)]
+    pub tables: BTreeMap<String, PathBuf>,
     /// `[errors]`: the error policy.
     #[serde(default)]
     pub errors: ErrorOptions,
@@ -171,7 +192,15 @@ impl PipelineConfig {
     /// Reads and checks a pipeline file; errors name the file (and line, for syntax).
     pub fn load(path: &Path) -> Result<PipelineConfig, Error> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io_path(path, e))?;
-        PipelineConfig::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+        let mut config = PipelineConfig::parse(&text)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        // Inline programs are named by where the file holds them.
+        for (i, t) in config.transforms.iter_mut().enumerate() {
+            if let TransformSpec::Remap { origin, .. } = t {
+                *origin = format!("{} transforms[{i}]", path.display());
+            }
+        }
+        Ok(config)
     }
 
     /// Parses and checks the text of a pipeline file.
@@ -218,17 +247,24 @@ impl PipelineConfig {
         Ok(config)
     }
 
-    /// What the transforms get from the pipeline: its `schema`, `memory_budget` and
-    /// `temp_dir`. `soif run` and `soif test` build their chains with it.
-    pub fn transform_context(&self) -> TransformContext {
-        TransformContext {
+    /// What the transforms get from the pipeline: its `schema`, `memory_budget`,
+    /// `temp_dir` and `[tables]` (loaded here: a missing or bad table is a usage error).
+    /// `soif run` and `soif test` build their chains with it.
+    pub fn transform_context(&self) -> Result<TransformContext, Error> {
+        Ok(TransformContext {
             schema: self.schema.clone(),
             temp_dir: self.temp_dir.clone(),
             memory_budget: self
                 .memory_budget
                 .map_or(DEFAULT_MEMORY_BUDGET, ByteSize::as_usize),
+            tables: Tables::load(
+                self.tables
+                    .iter()
+                    .map(|(name, path)| (name.as_str(), path.as_path())),
+                &Files::default(),
+            )?,
             ..TransformContext::default()
-        }
+        })
     }
 }
 

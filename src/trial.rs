@@ -6,7 +6,7 @@
 //! Source ─ Core (decoder, bad records as rows) ─ Records ─▶ Trial::apply ─▶ Outcome
 //! ```
 //!
-//! The chain is the one a run builds ([`soif_pipeline::transforms::build`] with the same
+//! The chain is the one a run builds ([`TransformSpec::build`] with the same
 //! context); records go through it as through the engine's transform stage
 //! ([`soif_pipeline::Chain`]), and a rejection carries the message a run prints. Nothing
 //! is written: no sink, no quarantine, no state.
@@ -16,7 +16,7 @@ use soif_codecs::Record;
 use soif_options::ErrorPolicy as Policy;
 use soif_pipeline::engine::rejection_of;
 use soif_pipeline::source::Rejection;
-use soif_pipeline::transforms::{self, TransformContext};
+use soif_pipeline::transforms::{TransformContext, TransformSpec};
 use soif_pipeline::{finish_chain, Chain, Collect, Emit, Error, Source, Transform};
 use soif_reader::{Core, Counts, Failure, Row};
 use std::sync::Arc;
@@ -56,11 +56,11 @@ pub struct Trial {
 
 impl Trial {
     /// Builds the chain as a run does; a bad spec is a usage error.
-    pub fn build(specs: &[String], ctx: &TransformContext) -> Result<Trial, Error> {
+    pub fn build(specs: &[TransformSpec], ctx: &TransformContext) -> Result<Trial, Error> {
         Ok(Trial {
             transforms: specs
                 .iter()
-                .map(|spec| transforms::build(spec, ctx))
+                .map(|spec| spec.build(ctx))
                 .collect::<Result<_, _>>()?,
         })
     }

@@ -23,6 +23,10 @@ pub trait Emit {
     fn reject(&mut self, record: Record, reason: String) -> Result<(), Error>;
     /// Reports a warning (counted in the summary, printed unless `-q`).
     fn warn(&mut self, message: String);
+    /// Tells that `n` records emitted were made from `from` beyond the one a record
+    /// received stands for (a `remap` program whose result is an array), so that the
+    /// run's counts add up: `records_in + added = records_out + rejected + filtered`.
+    fn added(&mut self, _from: &Record, _n: u64) {}
 }
 
 /// One step of the transform chain (`-t NAME[:ARGS]`).
@@ -93,6 +97,10 @@ impl Emit for Chain<'_> {
     fn warn(&mut self, message: String) {
         self.out.warn(message);
     }
+
+    fn added(&mut self, from: &Record, n: u64) {
+        self.out.added(from, n);
+    }
 }
 
 /// The end of the stream for a chain: each transform's [`Transform::finish`], in chain
@@ -117,6 +125,8 @@ pub struct Collect {
     pub records: Vec<Record>,
     pub rejected: Vec<(Record, String)>,
     pub warnings: Vec<String>,
+    /// Records added beyond one per record in ([`Emit::added`]).
+    pub added: u64,
 }
 
 impl Collect {
@@ -146,5 +156,8 @@ impl Emit for Collect {
     }
     fn warn(&mut self, message: String) {
         self.warnings.push(message);
+    }
+    fn added(&mut self, _from: &Record, n: u64) {
+        self.added += n;
     }
 }

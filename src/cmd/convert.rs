@@ -31,7 +31,8 @@ use std::process::ExitCode;
 
 Transforms (-t, applied in order):
   collapse, expand, dc, validate[:SCHEMA], select:A,B, order:-Score,+Title,
-  hits:10 | hits:11..20, since:DATE, match:Attr=value, dedupe[:url|ATTR]
+  hits:10 | hits:11..20, since:DATE, match:Attr=value, dedupe[:url|ATTR],
+  remap:FILE.vrl (a VRL program; --table NAME=FILE.csv for its lookups)
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,
 3 finished but records were skipped or quarantined, 75 another run holds --state.")]
@@ -98,8 +99,8 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
         range,
         source: args.input.input_settings(),
         engine,
-        transforms: args.transforms.clone(),
-        context: args.input.transform_context(args.sink.schema.clone()),
+        transforms: args.transforms.iter().map(|t| t.as_str().into()).collect(),
+        context: args.input.transform_context(args.sink.schema.clone())?,
         sinks: vec![sink],
         quiet: args.input.quiet,
         state: args.state.options(None)?,

@@ -15,7 +15,8 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 #[command(after_help = "A pipeline file (TOML):
 
-  transforms = [\"collapse\"]            # optional, applied in order
+  transforms = [\"collapse\"]            # optional, applied in order; a remap program
+                                       # inline: { remap = '''...''' }
   memory_budget = \"64MiB\"              # optional: order/dedupe spill beyond this
   temp_dir = \"/var/tmp\"                # optional: where they spill
 
@@ -36,6 +37,9 @@ use std::process::ExitCode;
   [[sink]]
   format = \"sqlite\"
   output = \"catalog.db\"
+
+  [tables]                             # optional: lookup tables for remap programs
+  types = \"types.csv\"
 
   [state]                              # optional: incremental runs (see --state)
   path = \"dumps.state\"
@@ -107,7 +111,7 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
             ..EngineOptions::default()
         },
         transforms: config.transforms.clone(),
-        context: config.transform_context(),
+        context: config.transform_context().map_err(|e| at(e.to_string()))?,
         sinks,
         quiet: args.quiet,
         state: args.state.options(config.state.as_ref())?,

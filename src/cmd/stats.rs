@@ -96,7 +96,7 @@ pub fn run(args: StatsArgs) -> ExitCode {
     let result = rt.block_on(async {
         let opts = args.input.engine_options(&reporter)?;
         let specs = args.input.specs()?;
-        let ctx = args.input.transform_context(None);
+        let ctx = args.input.transform_context(None)?;
         let transforms = args
             .transforms
             .iter()

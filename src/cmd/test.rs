@@ -97,7 +97,7 @@ impl Suite {
             ));
         }
         // A chain that cannot be built is a usage error before any case runs.
-        Trial::build(&config.transforms, &config.transform_context())?;
+        Trial::build(&config.transforms, &config.transform_context()?)?;
         let mut cases = Vec::new();
         for (i, case) in config.tests.iter().enumerate() {
             let which = || format!("[[test]] {} ({:?})", i + 1, case.name);
@@ -202,7 +202,7 @@ impl Suite {
         };
         let source = InputSource::new(specs, source_options);
         let mut records = Records::new(Box::new(source), self.config.source.decoder_options())?;
-        let mut trial = Trial::build(&self.config.transforms, &self.config.transform_context())?;
+        let mut trial = Trial::build(&self.config.transforms, &self.config.transform_context()?)?;
         let mut actual = Actual::default();
         while let Some(read) = records.next_read()? {
             actual.records_in += 1;

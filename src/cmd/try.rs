@@ -17,6 +17,7 @@ use crate::record_diff;
 use crate::terminal::{fail, EXIT_OK};
 use crate::trial::{Outcome, Read, Records, Trial};
 use clap::Args;
+use soif_pipeline::transforms::TransformSpec;
 use soif_pipeline::Error;
 use std::io::Write;
 use std::path::PathBuf;
@@ -93,10 +94,8 @@ fn try_chain(args: &TryArgs, out: &mut dyn Write) -> Result<(), Error> {
         ));
     }
     let decoder = args.input.options()?.decoder_options();
-    let mut trial = Trial::build(
-        &args.transforms,
-        &args.input.transform_context(args.schema.clone()),
-    )?;
+    let specs: Vec<TransformSpec> = args.transforms.iter().map(|t| t.as_str().into()).collect();
+    let mut trial = Trial::build(&specs, &args.input.transform_context(args.schema.clone())?)?;
     let source = args.input.source(args.input.specs()?);
     let mut records = Records::new(Box::new(source), decoder)?;
     if let Some(name) = &args.as_test {

@@ -131,7 +131,7 @@ pub fn run(args: ValidateArgs) -> ExitCode {
             opts.policy = ErrorPolicy::Skip;
         }
         opts.observer = Some(collector.clone());
-        let ctx = args.input.transform_context(Some(args.schema.clone()));
+        let ctx = args.input.transform_context(Some(args.schema.clone()))?;
         let mut chain = args
             .transforms
             .iter()

@@ -627,6 +627,7 @@ fn summary_json(s: &Summary) -> Value {
         "records_out": s.records_out,
         "rejected": s.rejected,
         "filtered": s.filtered,
+        "added": s.added,
         "repaired": s.repaired,
         "warnings": s.warnings,
         "quarantined": s.quarantined,
@@ -641,10 +642,11 @@ fn input_json(c: Option<&&InputCounts>) -> Value {
             "records_out": c.records_out,
             "rejected": c.rejected,
             "filtered": c.filtered,
+            "added": c.added,
             "errors": c.rejections,
         }),
         None => {
-            json!({"records_in": 0, "records_out": 0, "rejected": 0, "filtered": 0, "errors": []})
+            json!({"records_in": 0, "records_out": 0, "rejected": 0, "filtered": 0, "added": 0, "errors": []})
         }
     }
 }
@@ -654,7 +656,7 @@ fn input_json(c: Option<&&InputCounts>) -> Value {
 fn source_json(p: &SourcePlan, by_name: Option<&HashMap<&str, &InputCounts>>) -> Value {
     let count = |r: Reason| p.files.iter().filter(|f| f.reason == r).count();
     let mut files = Vec::new();
-    let (mut rin, mut rout, mut rej, mut filt) = (0u64, 0u64, 0u64, 0u64);
+    let (mut rin, mut rout, mut rej, mut filt, mut add) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut errors: Vec<Value> = Vec::new();
     for f in &p.files {
         if f.reason == Reason::Unchanged {
@@ -676,6 +678,7 @@ fn source_json(p: &SourcePlan, by_name: Option<&HashMap<&str, &InputCounts>>) ->
                 rout += c.records_out;
                 rej += c.rejected;
                 filt += c.filtered;
+                add += c.added;
                 errors.extend(c.rejections.iter().map(|m| json!(m)));
             }
             let counts = input_json(c);
@@ -691,6 +694,7 @@ fn source_json(p: &SourcePlan, by_name: Option<&HashMap<&str, &InputCounts>>) ->
             rout += c.records_out;
             rej += c.rejected;
             filt += c.filtered;
+            add += c.added;
             errors.extend(c.rejections.iter().map(|m| json!(m)));
         }
     }
@@ -704,6 +708,7 @@ fn source_json(p: &SourcePlan, by_name: Option<&HashMap<&str, &InputCounts>>) ->
         "records_out": rout,
         "rejected": rej,
         "filtered": filt,
+        "added": add,
         "errors": errors,
         "files": files,
     })

@@ -5,7 +5,7 @@ use crate::terminal::{runtime, Reporter};
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::Record;
 use soif_pipeline::engine::ErrorPolicy;
-use soif_pipeline::transforms::{self, TransformContext};
+use soif_pipeline::transforms::{TransformContext, TransformSpec};
 use soif_pipeline::Source;
 use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};
 use soif_sinks::wide::ShapeCollector;
@@ -23,7 +23,7 @@ pub struct Job {
     pub source: InputSettings,
     /// The observer is set by [`execute`].
     pub engine: EngineOptions,
-    pub transforms: Vec<String>,
+    pub transforms: Vec<TransformSpec>,
     pub context: TransformContext,
     pub sinks: Vec<SinkConfig>,
     pub quiet: bool,
@@ -103,7 +103,7 @@ pub fn run_job(
 fn build_transforms(job: &Job) -> Result<Vec<Box<dyn soif_pipeline::Transform>>, Error> {
     job.transforms
         .iter()
-        .map(|spec| transforms::build(spec, &job.context))
+        .map(|spec| spec.build(&job.context))
         .collect()
 }
 

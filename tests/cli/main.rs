@@ -18,6 +18,7 @@ mod pipeline_tests;
 mod rdfxml;
 mod rdm_http_input;
 mod rdm_loop;
+mod remap;
 mod run;
 mod split;
 mod sqlite;

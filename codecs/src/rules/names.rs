@@ -99,6 +99,58 @@ pub fn ascii_lower(bytes: &[u8]) -> Vec<u8> {
     bytes.iter().map(u8::to_ascii_lowercase).collect()
 }
 
+/// Longest template name the SOIF decoder accepts.
+pub const MAX_TEMPLATE: usize = 256;
+
+/// Longest attribute name the SOIF decoder accepts.
+pub const MAX_NAME: usize = 4096;
+
+/// Whitespace as the SOIF decoder sees it: it ends a template or attribute name.
+#[inline]
+pub fn is_soif_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// Why `name` cannot be an attribute name that SOIF writes and reads back (`None` when
+/// it can): a name is not empty, at most [`MAX_NAME`] bytes, and holds no whitespace and
+/// no brace (the decoder reads a name up to its `{`).
+pub fn name_fault(name: &[u8]) -> Option<String> {
+    if name.is_empty() {
+        return Some("an attribute name cannot be empty".into());
+    }
+    if name.len() > MAX_NAME {
+        return Some(format!("an attribute name is at most {MAX_NAME} bytes"));
+    }
+    name.iter()
+        .find(|&&b| b == b'{' || b == b'}' || is_soif_space(b))
+        .map(|&b| format!("an attribute name cannot hold {}", describe_byte(b)))
+}
+
+/// Why `template` cannot be a template name (`None` when it can): not empty, at most
+/// [`MAX_TEMPLATE`] bytes, no whitespace and no brace.
+pub fn template_fault(template: &[u8]) -> Option<String> {
+    if template.is_empty() {
+        return Some("a template name cannot be empty".into());
+    }
+    if template.len() > MAX_TEMPLATE {
+        return Some(format!("a template name is at most {MAX_TEMPLATE} bytes"));
+    }
+    template
+        .iter()
+        .find(|&&b| b == b'{' || b == b'}' || is_soif_space(b))
+        .map(|&b| format!("a template name cannot hold {}", describe_byte(b)))
+}
+
+fn describe_byte(b: u8) -> String {
+    match b {
+        b' ' => "a space".into(),
+        b'\t' => "a tab".into(),
+        b'\n' | b'\r' => "a line break".into(),
+        b'{' | b'}' => format!("`{}`", char::from(b)),
+        _ => format!("the byte 0x{b:02x}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +198,17 @@ mod tests {
         assert!(!attribute_matches(b"author", b"Co-Author"));
         assert!(attribute_matches(b"author-2", b"Author-2"));
         assert!(!attribute_matches(b"author-2", b"Author-1"));
+    }
+    #[test]
+    fn names_that_soif_cannot_write_are_named() {
+        assert_eq!(name_fault(b"Content-Type"), None);
+        assert_eq!(name_fault(b"Embed<1>-Type"), None);
+        assert!(name_fault(b"").is_some());
+        assert!(name_fault(b"Bad Name").is_some_and(|m| m.contains("a space")));
+        assert!(name_fault(b"a{1}").is_some_and(|m| m.contains("`{`")));
+        assert!(name_fault(&[b'a'; MAX_NAME + 1]).is_some());
+        assert_eq!(template_fault(b"FILE"), None);
+        assert!(template_fault(b"").is_some());
+        assert!(template_fault(b"A\nB").is_some_and(|m| m.contains("line break")));
     }
 }

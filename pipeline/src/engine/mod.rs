@@ -36,12 +36,14 @@
 //! ```
 //!
 //! ## Counting
-//! `records_in = records_out + rejected + filtered`, where
+//! `records_in + added = records_out + rejected + filtered`, where
 //! - `records_in`: records the decoder (or a record source) produced, good or bad;
+//! - `added`: records a transform made beyond one per record it received (a `remap`
+//!   program whose result is an array of records: one in, three out adds two);
 //! - `rejected`: records refused by the decoder, a transform (`validate`) or a sink, each
 //!   counted once even if several sinks refuse it;
 //! - `filtered`: records the transforms dropped on purpose (`match`, `since`, `hits`,
-//!   `dedupe`);
+//!   `dedupe`, a `remap` program's `abort`);
 //! - `records_out`: records every sink accepted.
 //!
 //! With `--on-error quarantine` the quarantine file receives, for each rejected record,
@@ -259,9 +261,9 @@ impl Engine {
             records_in: counts.records_in,
             records_out,
             rejected: rejects.rejected,
-            filtered: counts
-                .records_in
+            filtered: (counts.records_in + counts.added)
                 .saturating_sub(counts.emitted + counts.rejected_before_sinks),
+            added: counts.added,
             repaired: counts.repaired,
             warnings: counts.warnings + shared.sink_warnings(),
             quarantined: rejects.quarantined,
@@ -518,6 +520,8 @@ struct Counts {
     emitted: u64,
     /// Rejected by the decoder or a transform.
     rejected_before_sinks: u64,
+    /// Made by transforms beyond one per record ([`Emit::added`]).
+    added: u64,
     repaired: u64,
     warnings: u64,
     /// Records in and emitted, per input.
@@ -703,6 +707,13 @@ impl Emit for Chain<'_> {
     fn warn(&mut self, message: String) {
         self.counts.warnings += 1;
         self.shared.warn(&message);
+    }
+
+    fn added(&mut self, from: &Record, n: u64) {
+        self.counts.added += n;
+        if let Some(t) = self.counts.per_input.tally(from.position.as_ref()) {
+            t.added += n;
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! What a run reports: its progress while it reads, and its counts at the end, for the
-//! whole run and for each input (`records_in = records_out + rejected + filtered`, see the
-//! engine's module doc).
+//! whole run and for each input (`records_in + added = records_out + rejected +
+//! filtered`, see the engine's module doc).
 
 use std::fmt;
 use std::sync::Arc;
@@ -24,6 +24,9 @@ pub struct Summary {
     pub records_out: u64,
     pub rejected: u64,
     pub filtered: u64,
+    /// Records transforms made beyond one per record in (a `remap` result that is an
+    /// array of records).
+    pub added: u64,
     /// Records that needed at least one lenient repair.
     pub repaired: u64,
     pub warnings: u64,
@@ -39,7 +42,7 @@ pub struct Summary {
     pub inputs: Vec<InputCounts>,
 }
 
-/// One input's share of a run's counts (see [`Summary::inputs`]). `records_in =
+/// One input's share of a run's counts (see [`Summary::inputs`]). `records_in + added =
 /// records_out + rejected + filtered`, as for the whole run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InputCounts {
@@ -49,6 +52,7 @@ pub struct InputCounts {
     pub records_out: u64,
     pub rejected: u64,
     pub filtered: u64,
+    pub added: u64,
     /// The first [`INPUT_MESSAGES`] reasons for rejected records.
     pub rejections: Vec<String>,
 }
@@ -69,6 +73,7 @@ pub(super) struct PerInput {
 pub(super) struct Tally {
     pub(super) records_in: u64,
     pub(super) emitted: u64,
+    pub(super) added: u64,
     pub(super) rejected: u64,
     pub(super) sink_rejected: u64,
     pub(super) messages: Vec<String>,
@@ -111,7 +116,8 @@ impl PerInput {
                     records_in: t.records_in,
                     records_out,
                     rejected: r.rejected,
-                    filtered: t.records_in.saturating_sub(records_out + r.rejected),
+                    filtered: (t.records_in + t.added).saturating_sub(records_out + r.rejected),
+                    added: t.added,
                     rejections: r.messages,
                 }
             })
@@ -146,14 +152,19 @@ impl Summary {
 
 impl fmt::Display for Summary {
     /// `1000 records in, 990 out, 10 rejected, 0 filtered, 3 repaired; 12.3 MB in 0.52 s (23.6 MB/s)`
+    /// (with `, N added` after `filtered` when transforms made records).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} records in, {} out, {} rejected, {} filtered, {} repaired; {:.1} MB in {:.2} s ({:.1} MB/s)",
-            self.records_in,
-            self.records_out,
-            self.rejected,
-            self.filtered,
+            "{} records in, {} out, {} rejected, {} filtered, ",
+            self.records_in, self.records_out, self.rejected, self.filtered,
+        )?;
+        if self.added > 0 {
+            write!(f, "{} added, ", self.added)?;
+        }
+        write!(
+            f,
+            "{} repaired; {:.1} MB in {:.2} s ({:.1} MB/s)",
             self.repaired,
             self.bytes as f64 / 1e6,
             self.elapsed.as_secs_f64(),

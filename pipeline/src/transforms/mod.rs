@@ -25,6 +25,7 @@
 //! | `since:DATE`                       | [`scope`]      | the RDM gatherer scope                |
 //! | `match:Attr=value`                 | [`matching`]   | RFC 2655 §4 matching                  |
 //! | `dedupe[:url\|ATTR]`               | [`dedupe`]     | first record per key                  |
+//! | `remap:FILE.vrl`                   | [`remap`]      | a program in VRL (Vector Remap Language) |
 //!
 //! Shared helper: [`seen`] (a bounded set of fingerprints). The record rules the
 //! transforms apply — attribute names, dates, collapsing, the Dublin Core crosswalk,
@@ -42,6 +43,7 @@ pub mod dc;
 pub mod dedupe;
 pub mod files;
 pub mod matching;
+pub mod remap;
 pub mod scope;
 pub mod seen;
 pub mod validate;
@@ -65,6 +67,9 @@ pub struct TransformContext {
     /// The RDM `@SCHEMA` file (`--schema`): used by `validate` when its argument names no
     /// schema, and by `order` to compare `int` attributes numerically.
     pub schema: Option<PathBuf>,
+    /// The lookup tables (`--table NAME=FILE.csv`, a pipeline file's `[tables]`) that
+    /// `remap` programs search; loaded once, shared by every clone.
+    pub tables: remap::tables::Tables,
     /// How the transforms read the files their specs name (the disk, unless the chain
     /// was built elsewhere first: see [`Files`]).
     pub files: Files,
@@ -79,6 +84,7 @@ impl Default for TransformContext {
             temp_dir: None,
             memory_budget: DEFAULT_MEMORY_BUDGET,
             schema: None,
+            tables: remap::tables::Tables::default(),
             files: Files::default(),
         }
     }
@@ -126,7 +132,84 @@ pub const NAMES: &[(&str, &str)] = &[
         "dedupe",
         "dedupe[:url|ATTR]  drop later records with the same URL (default) or attribute",
     ),
+    (
+        "remap",
+        "remap:FILE.vrl  run a VRL program on each record (--table NAME=FILE.csv for lookups)",
+    ),
 ];
+
+/// A transform as a pipeline file (or another front end) gives it: a spec as on the
+/// command line, or a `remap` program held inline.
+///
+/// In TOML, `transforms = ["collapse", { remap = '''.attributes.x = "y"''' }]`: a string
+/// is a spec, a table with the one key `remap` a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransformSpec {
+    /// `NAME[:ARGS]`, as after `-t`.
+    Spec(String),
+    /// A VRL program; `origin` names it in messages (where the pipeline file holds it).
+    Remap { source: String, origin: String },
+}
+
+impl TransformSpec {
+    /// Builds the transform (see [`build`]).
+    pub fn build(&self, ctx: &TransformContext) -> Result<Box<dyn Transform>, Error> {
+        match self {
+            TransformSpec::Spec(spec) => build(spec, ctx),
+            TransformSpec::Remap { source, origin } => {
+                Ok(Box::new(remap::Remap::new(source, origin, &ctx.tables)?))
+            }
+        }
+    }
+}
+
+impl From<String> for TransformSpec {
+    fn from(spec: String) -> Self {
+        TransformSpec::Spec(spec)
+    }
+}
+
+impl From<&str> for TransformSpec {
+    fn from(spec: &str) -> Self {
+        TransformSpec::Spec(spec.to_string())
+    }
+}
+
+impl std::fmt::Display for TransformSpec {
+    /// The spec, or `remap` and where the program is.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransformSpec::Spec(spec) => f.write_str(spec),
+            TransformSpec::Remap { origin, .. } => write!(f, "remap ({origin})"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TransformSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Spec(String),
+            Inline(Inline),
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Inline {
+            remap: String,
+        }
+        match Form::deserialize(d) {
+            Ok(Form::Spec(spec)) => Ok(TransformSpec::Spec(spec)),
+            Ok(Form::Inline(Inline { remap })) => Ok(TransformSpec::Remap {
+                source: remap,
+                origin: "an inline program".to_string(),
+            }),
+            Err(_) => Err(serde::de::Error::custom(
+                "a transform is a spec such as \"collapse\" or \"remap:map.vrl\", or an inline program { remap = \"...\" }",
+            )),
+        }
+    }
+}
 
 /// The transforms whose output depends on every record before it in the whole stream
 /// (`order` sorts it, `hits` counts it, `dedupe` remembers it): a reader that runs the
@@ -196,6 +279,11 @@ pub fn build(spec: &str, ctx: &TransformContext) -> Result<Box<dyn Transform>, E
                 .unwrap_or("url"),
             ctx.memory_budget,
             ctx.temp_dir.clone(),
+        )?)),
+        "remap" => Ok(Box::new(remap::Remap::from_file(
+            std::path::Path::new(required(name, args, "FILE.vrl")?),
+            &ctx.files,
+            &ctx.tables,
         )?)),
         _ => Err(Error::Config(format!(
             "unknown transform `{name}` in `-t {spec}` (known: {})",

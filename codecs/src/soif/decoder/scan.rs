@@ -82,7 +82,7 @@ pub(super) fn trailing_braces(before: u32, bytes: &[u8]) -> u32 {
 
 #[inline]
 pub(super) fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+    crate::rules::names::is_soif_space(b)
 }
 
 #[inline]

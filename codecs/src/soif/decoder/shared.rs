@@ -12,11 +12,9 @@ use crate::soif::error::DecodeError;
 use bytes::{Bytes, BytesMut};
 use std::ops::Range;
 
-/// Longest template name accepted.
-pub(super) const MAX_TEMPLATE: usize = 256;
-
-/// Longest attribute name accepted.
-pub(super) const MAX_NAME: usize = 4096;
+/// Longest template and attribute names accepted (record rules: the `remap` transform
+/// checks what a program makes against the same limits).
+pub(super) use crate::rules::names::{MAX_NAME, MAX_TEMPLATE};
 
 /// Longest text between `{` and `}` of a size.
 pub(super) const MAX_SIZE_TEXT: usize = 64;

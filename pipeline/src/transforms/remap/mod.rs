@@ -1,0 +1,416 @@
+//! `remap`: a program in VRL, the Vector Remap Language, run on every record.
+//!
+//! ```
+//! use soif_pipeline::transforms::remap::Remap;
+//! use soif_pipeline::transforms::remap::tables::Tables;
+//! use soif_pipeline::{Collect, Transform};
+//! use soif_codecs::Record;
+//!
+//! let program = r#"
+//!     .attributes.title = upcase(string!(.attributes.Title))
+//!     del(.attributes.Title)
+//!     .attributes.collection = "ECRC"
+//! "#;
+//! let mut remap = Remap::new(program, "example.vrl", &Tables::default()).unwrap();
+//! let out = Collect::run(&mut remap, [Record::new("FILE", "ftp://x/").with("Title", "Sorts")]).unwrap();
+//! assert_eq!(out.records[0].get_str("title"), Some("SORTS"));
+//! assert_eq!(out.records[0].get_str("collection"), Some("ECRC"));
+//! ```
+//!
+//! The program is compiled once, when the transform is built: a program that does not
+//! compile is an [`Error::Config`] holding VRL's own diagnostic (file, line, column, the
+//! caret, the hint), before any record is read. Then, for each record:
+//! - the record is the event `.` in its JSON Lines shape, and where it came from is
+//!   metadata (`%soif.input`, `%soif.offset`, `%soif.record`) — see [`value`];
+//! - the event after the program is the record passed on, checked ([`check`]); an array
+//!   of objects is several records, in order (the records added are reported through
+//!   [`Emit::added`], so the run's counts still add up);
+//! - `abort` drops the record on purpose (it counts as *filtered*);
+//! - a runtime error, such as a failed `assert!(…, message: "…")`, rejects the record
+//!   with the program's message, as does a result that cannot be a record; the engine
+//!   adds the record's position and applies `--on-error` (quarantine keeps its original
+//!   bytes).
+//!
+//! The functions are VRL's standard library without those that reach the network, the
+//! environment or the system (see the `vrl` dependency in the workspace's Cargo.toml),
+//! plus the lookup-table functions of [`enrichment`]. Times are in UTC. The user's guide
+//! is docs/transforms.md#remap.
+
+pub mod check;
+pub mod enrichment;
+pub mod tables;
+pub mod value;
+
+use super::files::Files;
+use crate::{Emit, Error, Transform};
+use soif_codecs::Record;
+use std::path::Path;
+use std::sync::Arc;
+use tables::Tables;
+use vrl::compiler::runtime::{Runtime, Terminate};
+use vrl::compiler::state::{ExternalEnv, TypeState};
+use vrl::compiler::{CompileConfig, Function, Program, TargetValue, TimeZone};
+use vrl::diagnostic::{DiagnosticList, Formatter};
+use vrl::path::PathPrefix;
+use vrl::value::{ObjectMap, Secrets, Value};
+
+/// The largest program file read: 16 MiB.
+pub const MAX_PROGRAM_FILE: u64 = 16 << 20;
+
+/// The `remap` transform: one compiled program and the runtime that runs it.
+pub struct Remap {
+    program: Arc<Program>,
+    /// The program's text and name, to tell where a runtime error happened.
+    source: Arc<str>,
+    origin: Arc<str>,
+    runtime: Runtime,
+    timezone: TimeZone,
+    /// Whether the program reads `%…`: metadata is built per record only then.
+    reads_metadata: bool,
+    /// The compiler's warnings, reported once when the first record arrives.
+    warnings: Option<String>,
+    /// The records of one result (reused).
+    results: Vec<Record>,
+}
+
+impl Remap {
+    /// Compiles the program in the file `path` (`-t remap:FILE.vrl`), read through
+    /// `files`; its lookup functions search `tables`.
+    pub fn from_file(path: &Path, files: &Files, tables: &Tables) -> Result<Remap, Error> {
+        let bytes = files.read(path, "remap program", MAX_PROGRAM_FILE)?;
+        let source = String::from_utf8(bytes.to_vec()).map_err(|_| {
+            Error::Config(format!(
+                "remap: the program {} is not UTF-8 text",
+                path.display()
+            ))
+        })?;
+        Remap::new(&source, &path.display().to_string(), tables)
+    }
+
+    /// Compiles the program `source`; `origin` names it in messages (a file name, or
+    /// where a pipeline file holds it).
+    pub fn new(source: &str, origin: &str, tables: &Tables) -> Result<Remap, Error> {
+        let (program, warnings) = compile(source, origin, tables)?;
+        Ok(Remap::with_program(
+            Arc::new(program),
+            Arc::from(source),
+            Arc::from(origin),
+            warnings,
+        ))
+    }
+
+    fn with_program(
+        program: Arc<Program>,
+        source: Arc<str>,
+        origin: Arc<str>,
+        warnings: Option<String>,
+    ) -> Remap {
+        let reads_metadata = program
+            .info()
+            .target_queries
+            .iter()
+            .chain(&program.info().target_assignments)
+            .any(|p| p.prefix == PathPrefix::Metadata);
+        Remap {
+            program,
+            source,
+            origin,
+            runtime: Runtime::default(),
+            timezone: TimeZone::parse("UTC").unwrap_or_default(),
+            reads_metadata,
+            warnings,
+            results: Vec::new(),
+        }
+    }
+}
+
+/// The functions a program may call: VRL's standard library (as built) and the
+/// lookup-table functions over `tables`.
+pub fn functions(tables: &Tables) -> Vec<Box<dyn Function>> {
+    let mut fns = vrl::stdlib::all();
+    fns.extend(enrichment::functions(tables));
+    fns
+}
+
+/// Compiles `source`: the program and its warnings (formatted), or a config error with
+/// VRL's diagnostic.
+fn compile(
+    source: &str,
+    origin: &str,
+    tables: &Tables,
+) -> Result<(Program, Option<String>), Error> {
+    let state = TypeState {
+        local: Default::default(),
+        external: ExternalEnv::new_with_kind(value::event_kind(), value::metadata_kind()),
+    };
+    match vrl::compiler::compile_with_state(
+        source,
+        &functions(tables),
+        &state,
+        CompileConfig::default(),
+    ) {
+        Ok(result) => {
+            let warnings =
+                (!result.warnings.is_empty()).then(|| diagnostics(source, origin, result.warnings));
+            Ok((result.program, warnings))
+        }
+        Err(errors) => Err(Error::Config(format!(
+            "remap: the program {origin} does not compile:\n{}",
+            diagnostics(source, origin, errors)
+        ))),
+    }
+}
+
+/// VRL's diagnostics as it prints them, with `origin` as the file name in each
+/// location line (`┌─ map.vrl:3:9`); in colour when standard error is a terminal.
+fn diagnostics(source: &str, origin: &str, list: DiagnosticList) -> String {
+    let mut f = Formatter::new(source, list);
+    f.enable_colors(colours());
+    f.to_string()
+        .trim_start_matches('\n')
+        .replace("┌─ :", &format!("┌─ {origin}:"))
+}
+
+fn colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+impl Remap {
+    /// A runtime error as a rejection's reason: the program's message, then where in
+    /// the program. VRL says `function call error for "assert" at (43:89): no bad URLs`,
+    /// with byte offsets; this gives `remap: no bad URLs (map.vrl:2:5, assert)`.
+    fn runtime_error(&self, message: &str) -> String {
+        let parsed = message
+            .strip_prefix("function call error for \"")
+            .and_then(|m| m.split_once("\" at ("))
+            .and_then(|(function, m)| {
+                let (span, text) = m.split_once("): ")?;
+                let start: usize = span.split_once(':')?.0.parse().ok()?;
+                Some((function, start, text))
+            });
+        match parsed {
+            Some((function, start, text)) => {
+                let (line, column) = line_column(&self.source, start);
+                format!(
+                    "remap: {text} ({}:{line}:{column}, {function})",
+                    self.origin
+                )
+            }
+            None => format!("remap: {message}"),
+        }
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `source`.
+fn line_column(source: &str, offset: usize) -> (usize, usize) {
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+impl Transform for Remap {
+    fn name(&self) -> &str {
+        "remap"
+    }
+
+    fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        if let Some(w) = self.warnings.take() {
+            out.warn(format!("remap: the program compiled with warnings:\n{w}"));
+        }
+        let metadata = if self.reads_metadata {
+            value::metadata(&record)
+        } else {
+            Value::Object(ObjectMap::new())
+        };
+        let mut target = TargetValue {
+            value: value::event(&record),
+            metadata,
+            secrets: Secrets::default(),
+        };
+        let resolved = self
+            .runtime
+            .resolve(&mut target, &self.program, &self.timezone);
+        self.runtime.clear();
+        match resolved {
+            Ok(_) => {}
+            // `abort`: dropped on purpose.
+            Err(Terminate::Abort(_)) => return Ok(()),
+            Err(Terminate::Error(e)) => {
+                let reason = self.runtime_error(&e.to_string());
+                return out.reject(record, reason);
+            }
+            Err(Terminate::Interrupted) => {
+                return out.reject(record, "remap: the program was interrupted".into())
+            }
+        }
+        self.results.clear();
+        if let Err(fault) = check::records(target.value, &record, &mut self.results) {
+            return out.reject(
+                record,
+                format!("remap: the result is not a record: {fault}"),
+            );
+        }
+        let n = self.results.len();
+        if n > 1 {
+            out.added(&record, n as u64 - 1);
+        }
+        // Every record made from this one carries its position and original bytes (a
+        // rejection later on quarantines what was read).
+        let mut source = record;
+        let mut results = std::mem::take(&mut self.results);
+        let last = results.pop();
+        for mut r in results.drain(..) {
+            r.position.clone_from(&source.position);
+            r.raw.clone_from(&source.raw);
+            r.repairs.clone_from(&source.repairs);
+            out.emit(r)?;
+        }
+        self.results = results;
+        if let Some(mut r) = last {
+            r.position = source.position.take();
+            r.raw = source.raw.take();
+            r.repairs = std::mem::take(&mut source.repairs);
+            out.emit(r)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Collect;
+    use bytes::Bytes;
+    use soif_codecs::Position;
+
+    fn remap(program: &str) -> Remap {
+        match Remap::new(program, "test.vrl", &Tables::default()) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn run(program: &str, records: Vec<Record>) -> Collect {
+        match Collect::run(&mut remap(program), records) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn positioned(url: &str, n: u64) -> Record {
+        let mut r = Record::new("FILE", url.to_string()).with("Title", "T");
+        r.position = Some(Position::new(n * 100, n).with_input(Some(Arc::from("in.soif"))));
+        r.raw = Some(Bytes::from(format!("@FILE {{ {url}\nTitle{{1}}:\tT\n}}\n")));
+        r
+    }
+
+    #[test]
+    fn the_event_after_the_program_is_passed_on() {
+        let out = run(
+            ".attributes.Title = downcase!(.attributes.Title); .attributes.n = 3",
+            vec![positioned("u", 1)],
+        );
+        assert_eq!(out.records.len(), 1);
+        let r = &out.records[0];
+        assert_eq!(r.get_str("Title"), Some("t"));
+        assert_eq!(r.get_str("n"), Some("3"));
+        assert!(
+            r.raw.is_some() && r.position.is_some(),
+            "keeps raw and position"
+        );
+    }
+
+    #[test]
+    fn abort_filters_and_errors_reject_with_the_programs_message() {
+        let out = run(
+            r#"if .url == "drop" { abort }
+               assert!(.url != "bad", message: "no bad URLs")"#,
+            vec![
+                positioned("drop", 1),
+                positioned("bad", 2),
+                positioned("ok", 3),
+            ],
+        );
+        assert_eq!(out.records.len(), 1);
+        assert_eq!(out.rejected.len(), 1);
+        assert_eq!(
+            out.rejected[0].1,
+            "remap: no bad URLs (test.vrl:2:16, assert)"
+        );
+        assert!(
+            out.rejected[0].0.raw.is_some(),
+            "the rejected record keeps its bytes"
+        );
+        assert_eq!(out.added, 0);
+    }
+
+    #[test]
+    fn a_result_that_is_not_a_record_is_rejected_naming_the_attribute() {
+        let out = run(".attributes.\"Bad Name\" = 1", vec![positioned("u", 1)]);
+        assert_eq!(out.rejected.len(), 1);
+        assert!(
+            out.rejected[0].1.contains(".attributes.\"Bad Name\""),
+            "{}",
+            out.rejected[0].1
+        );
+    }
+
+    #[test]
+    fn an_array_of_objects_fans_out_in_order() {
+        let out = run(
+            r#"a = .; b = .; a.url = "first"; b.url = "second"; . = [a, b]"#,
+            vec![positioned("u", 1)],
+        );
+        let urls: Vec<_> = out
+            .records
+            .iter()
+            .map(|r| r.url_str().into_owned())
+            .collect();
+        assert_eq!(urls, ["first", "second"]);
+        assert_eq!(out.added, 1);
+        assert!(out
+            .records
+            .iter()
+            .all(|r| r.position.as_ref().is_some_and(|p| p.record == 1)));
+    }
+
+    #[test]
+    fn metadata_tells_where_the_record_came_from() {
+        let out = run(
+            r##".attributes.from = %soif.input + "#" + to_string(%soif.record) + "@" + to_string(%soif.offset)"##,
+            vec![positioned("u", 7)],
+        );
+        assert_eq!(out.records[0].get_str("from"), Some("in.soif#7@700"));
+    }
+
+    #[test]
+    fn binary_values_pass_untouched() {
+        let bytes = Bytes::from_static(b"\x89PNG\r\n\x1a\n\x00\xff");
+        let r = Record::new("FILE", "u")
+            .with("Thumbnail", bytes.clone())
+            .with("T", "x");
+        let out = run(".attributes.T = \"y\"", vec![r]);
+        assert_eq!(
+            out.records[0].get("Thumbnail").and_then(|v| v.as_bytes()),
+            Some(&bytes)
+        );
+    }
+
+    #[test]
+    fn a_compile_error_is_a_config_error_with_the_diagnostic() {
+        let e = Remap::new(
+            "\n.x = upcase(.attributes.Title)\n",
+            "map.vrl",
+            &Tables::default(),
+        )
+        .err()
+        .map(|e| (e.is_config(), e.to_string()));
+        let (config, message) = e.unwrap_or_default();
+        assert!(config);
+        assert!(message.contains("map.vrl does not compile"), "{message}");
+        assert!(message.contains("┌─ map.vrl:2:"), "{message}");
+        assert!(message.contains("error[E"), "{message}");
+    }
+}
