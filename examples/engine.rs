@@ -10,7 +10,8 @@
 //! (`--to` formats) and `soif_pipeline::Engine`, which joins them with bounded channels.
 
 use soif_codecs::Record;
-use soif_pipeline::engine::{Engine, EngineOptions, ErrorPolicy};
+use soif_options::ErrorPolicy;
+use soif_pipeline::engine::{Engine, EngineOptions};
 use soif_pipeline::transforms::{self, TransformContext};
 use soif_pipeline::{Error, Sink, SinkError};
 use soif_sinks::{RunContext, SinkConfig};

@@ -3,7 +3,7 @@
 
 use crate::terminal::Reporter;
 use clap::Args;
-use soif_options::{ByteSize, ErrorPolicy, InputFormat};
+use soif_options::{ByteSize, ErrorPolicy, InputFormat, OptionError};
 use soif_pipeline::transforms::remap::tables::Tables;
 use soif_pipeline::transforms::{Files, TransformContext};
 use soif_pipeline::{EngineOptions, Error};
@@ -84,7 +84,7 @@ pub struct InputArgs {
 
 impl InputArgs {
     pub fn policy(&self) -> Result<ErrorPolicy, Error> {
-        Ok(ErrorPolicy::from_options(
+        Ok(ErrorPolicy::engine_from_options(
             ("--on-error", self.on_error.as_deref()),
             ("--quarantine", self.quarantine.clone()),
         )?)
@@ -104,12 +104,10 @@ impl InputArgs {
     /// The options as the other front ends give them (checked as they are).
     pub fn options(&self) -> Result<soif_options::SourceOptions, Error> {
         let o = self.unchecked();
-        o.check().map_err(|_| {
-            Error::Config(format!(
-                "--max-record-size {}: must be positive",
-                self.max_record_size
-            ))
-        })?;
+        if o.check().is_err() {
+            let e = OptionError::invalid("--max-record-size", "0", "a positive size");
+            return Err(e.into());
+        }
         Ok(o)
     }
 

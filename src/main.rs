@@ -13,7 +13,7 @@ mod record_diff;
 mod terminal;
 mod trial;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Convert, inspect and serve SOIF (RFC 2655, Harvest) and RDM metadata.
@@ -82,7 +82,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| terminal::usage_error(e, Cli::command()));
     match cli.command {
         Command::Convert(args) => cmd::convert::run(args),
         Command::Run(args) => cmd::run::run(args),

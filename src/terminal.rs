@@ -1,7 +1,9 @@
 //! What the commands print and how they end: the [`Reporter`] (progress bar, warnings,
-//! the summary line), the exit statuses, [`fail`] for an error, and the runtime.
+//! the summary line), the exit statuses, [`fail`] for an error, [`usage_error`] for a
+//! command line clap refused, and the runtime.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use soif_options::OptionError;
 use soif_pipeline::engine::{Observer, Progress};
 use soif_pipeline::{Error, Summary};
 use std::io::IsTerminal;
@@ -182,4 +184,94 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("starting the runtime", e))
+}
+
+/// A command line clap refused. An unknown option or a malformed value is told in the
+/// words every front end uses ([`OptionError`]: `unknown option `--max-record-sise` (did
+/// you mean `--max-record-size`?)`, `option --on-error=`explode`: expected fail, skip or
+/// quarantine`), followed by the subcommand's usage line; anything else (help, a missing
+/// argument…) as clap tells it. Exits with status 2 (0 for `--help` and `--version`).
+pub fn usage_error(e: clap::Error, mut cli: clap::Command) -> ! {
+    cli.build();
+    let args = std::env::args_os().skip(1);
+    let path = subcommand_path(&cli, args.map(|a| a.to_string_lossy().into_owned()));
+    let mut cmd = cli;
+    for name in &path {
+        match cmd.find_subcommand(name) {
+            Some(sub) => cmd = sub.clone(),
+            None => break,
+        }
+    }
+    let Some(message) = option_error(&e, &cmd) else {
+        e.exit()
+    };
+    clap::Error::raw(e.kind(), message).format(&mut cmd).exit()
+}
+
+/// The [`OptionError`] a clap error is, if it is one; `cmd` is the subcommand refused.
+fn option_error(e: &clap::Error, cmd: &clap::Command) -> Option<OptionError> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let given = text(ContextKind::InvalidArg)?;
+            if !given.starts_with('-') {
+                return None;
+            }
+            let name = given.split('=').next().unwrap_or(&given).to_string();
+            let known = cmd
+                .get_arguments()
+                .filter(|a| !a.is_hide_set())
+                .filter_map(|a| a.get_long())
+                .map(|l| format!("--{l}"));
+            Some(OptionError::unknown(name, known))
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            // `--max-record-size <BYTES>`: the flag as written, without its value name.
+            let arg = text(ContextKind::InvalidArg)?;
+            let flag = arg.split(' ').next().unwrap_or(&arg).to_string();
+            if !flag.starts_with('-') {
+                return None;
+            }
+            let value = text(ContextKind::InvalidValue)?;
+            let expected = match e.get(ContextKind::ValidValue) {
+                Some(ContextValue::Strings(values)) => {
+                    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+                    soif_options::one_of(&values)
+                }
+                _ => {
+                    let source = std::error::Error::source(e)?;
+                    match source.downcast_ref::<soif_options::SizeError>() {
+                        Some(size) => size.expected().to_string(),
+                        None => source.to_string(),
+                    }
+                }
+            };
+            Some(OptionError::invalid(flag, value, expected))
+        }
+        _ => None,
+    }
+}
+
+/// The subcommands `args` name, outermost first (`["rdm", "get"]`).
+fn subcommand_path(cli: &clap::Command, args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut cmd = cli;
+    for arg in args {
+        if arg.starts_with('-') {
+            continue;
+        }
+        match cmd.find_subcommand(&arg) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                cmd = sub;
+            }
+            None if path.is_empty() => continue,
+            None => break,
+        }
+    }
+    path
 }

@@ -24,7 +24,7 @@ pub mod source;
 pub mod spark;
 pub mod transforms;
 
-pub use error::OptionError;
+pub use error::{one_of, OptionError};
 pub use map::OptionMap;
 pub use policy::{ErrorOptions, ErrorPolicy};
 pub use size::{ByteSize, SizeError};

@@ -5,9 +5,11 @@
 //! (Spark's spelling), `max_record_size` (Python's and the pipeline file's) and
 //! `MAXRECORDSIZE` are one option. A parser takes the options it knows
 //! ([`OptionMap::take`] and the typed getters); [`OptionMap::finish`] then reports any
-//! left over as unknown, naming the ones that are known.
+//! left over as unknown, suggesting the one meant or naming the ones that are known, in
+//! the front end's spelling ([`OptionMap::spark`]: Spark's `maxRecordSize`).
 
-use crate::size::{ByteSize, SIZE_EXAMPLES};
+use crate::error::normalise;
+use crate::size::ByteSize;
 use crate::OptionError;
 
 /// Options as (key, value) strings; see the [module documentation](self).
@@ -17,6 +19,9 @@ pub struct OptionMap {
     /// The names asked for so far, as the parsers spell them (for the unknown-option
     /// message).
     known: Vec<&'static str>,
+    /// Spark's spelling of the known names (`maxRecordSize`) in the unknown-option
+    /// message, rather than `max_record_size`.
+    camel_case: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -24,14 +29,6 @@ struct Entry {
     key: String,
     value: String,
     taken: bool,
-}
-
-/// A key as matched: lowercase, without `_` and `-`.
-fn normalise(key: &str) -> String {
-    key.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
 }
 
 impl OptionMap {
@@ -61,7 +58,21 @@ impl OptionMap {
         Ok(OptionMap {
             entries,
             known: Vec::new(),
+            camel_case: false,
         })
+    }
+
+    /// As [`new`](Self::new), for Spark's options: an unknown option's message spells
+    /// the known ones as Spark's documentation does (`maxRecordSize`).
+    pub fn spark<I, K, V>(pairs: I) -> Result<OptionMap, OptionError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let mut map = OptionMap::new(pairs)?;
+        map.camel_case = true;
+        Ok(map)
     }
 
     /// The option `name` (in any spelling), as (key as given, value), once: a second
@@ -104,7 +115,7 @@ impl OptionMap {
         value
             .parse()
             .map(Some)
-            .map_err(|_| OptionError::invalid(key, value, SIZE_EXAMPLES))
+            .map_err(|e: crate::SizeError| OptionError::invalid(key, value, e.expected()))
     }
 
     /// A positive size option.
@@ -115,7 +126,7 @@ impl OptionMap {
         match value.parse::<ByteSize>() {
             Ok(s) if s.as_u64() > 0 => Ok(Some(s)),
             Ok(_) => Err(OptionError::invalid(key, value, "a positive size")),
-            Err(_) => Err(OptionError::invalid(key, value, SIZE_EXAMPLES)),
+            Err(e) => Err(OptionError::invalid(key, value, e.expected())),
         }
     }
 
@@ -139,17 +150,39 @@ impl OptionMap {
     pub fn finish(self) -> Result<(), OptionError> {
         match self.entries.into_iter().find(|e| !e.taken) {
             None => Ok(()),
-            Some(e) => Err(OptionError::Unknown {
-                name: e.key,
-                known: self.known.join(", "),
-            }),
+            Some(e) => {
+                let camel_case = self.camel_case;
+                let known =
+                    self.known
+                        .iter()
+                        .map(|k| if camel_case { camel(k) } else { k.to_string() });
+                Err(OptionError::unknown(e.key, known))
+            }
         }
     }
+}
+
+/// `max_record_size` as Spark spells it: `maxRecordSize` (a name without `_` as it is).
+fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::size::SIZE_EXAMPLES;
 
     #[test]
     fn keys_are_matched_in_any_case_and_spelling() {
@@ -191,7 +224,22 @@ mod tests {
         let e = m.finish().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown option `lenent` (known: lenient, max_record_size)"
+            "unknown option `lenent` (did you mean `lenient`?)"
+        );
+        let mut m = OptionMap::new([("colour", "red")]).unwrap();
+        assert_eq!(m.bool("lenient").unwrap(), None);
+        assert_eq!(m.size("max_record_size").unwrap(), None);
+        assert_eq!(
+            m.finish().unwrap_err().to_string(),
+            "unknown option `colour` (known: lenient, max_record_size)"
+        );
+        // Spark's source hands its options over in lower case: the suggestion is in
+        // Spark's spelling.
+        let mut m = OptionMap::spark([("maxrecordsise", "1")]).unwrap();
+        assert_eq!(m.size("max_record_size").unwrap(), None);
+        assert_eq!(
+            m.finish().unwrap_err().to_string(),
+            "unknown option `maxrecordsise` (did you mean `maxRecordSize`?)"
         );
 
         let e = OptionMap::new([("maxRecordSize", "1"), ("max_record_size", "2")]).unwrap_err();

@@ -10,6 +10,7 @@
 //! The engine (CLI and pipeline files) writes records to sinks, which have no
 //! corrupt-record column: it refuses [`ErrorPolicy::Column`].
 
+use crate::error::one_of;
 use crate::OptionError;
 use std::path::PathBuf;
 
@@ -51,31 +52,47 @@ impl ErrorPolicy {
     /// As [`from_name`](Self::from_name), with each option's name as the front end
     /// spells it (`--on-error`, `on_error`) for the error messages.
     pub fn from_options(
+        on_error: (&str, Option<&str>),
+        quarantine: (&str, Option<PathBuf>),
+    ) -> Result<ErrorPolicy, OptionError> {
+        ErrorPolicy::from_names_in(&ErrorPolicy::NAMES, on_error, quarantine)
+    }
+
+    /// As [`from_options`](Self::from_options), for the engine (the CLI, pipeline files),
+    /// which takes only [`ENGINE_NAMES`](Self::ENGINE_NAMES).
+    pub fn engine_from_options(
+        on_error: (&str, Option<&str>),
+        quarantine: (&str, Option<PathBuf>),
+    ) -> Result<ErrorPolicy, OptionError> {
+        ErrorPolicy::from_names_in(&ErrorPolicy::ENGINE_NAMES, on_error, quarantine)
+    }
+
+    fn from_names_in(
+        names: &[&str],
         (on_error_key, on_error): (&str, Option<&str>),
         (quarantine_key, quarantine): (&str, Option<PathBuf>),
     ) -> Result<ErrorPolicy, OptionError> {
         let name = on_error.map(str::trim);
+        if let Some(n) = name.filter(|n| !names.contains(n)) {
+            return Err(OptionError::invalid(on_error_key, n, one_of(names)));
+        }
         match (name, quarantine) {
             (None | Some("quarantine"), Some(p)) => Ok(ErrorPolicy::Quarantine(p)),
             (None | Some("fail"), None) => Ok(ErrorPolicy::Fail),
             (Some("skip"), None) => Ok(ErrorPolicy::Skip),
             (Some("column"), None) => Ok(ErrorPolicy::Column),
-            (Some("quarantine"), None) => Err(OptionError::Other(format!(
+            // `quarantine`, the one name left.
+            (Some(_), None) => Err(OptionError::Other(format!(
                 "{} needs {}",
                 setting(on_error_key, "quarantine"),
                 setting(quarantine_key, "FILE")
             ))),
-            (Some(n @ ("fail" | "skip" | "column")), Some(_)) => Err(OptionError::Other(format!(
+            (Some(n), Some(_)) => Err(OptionError::Other(format!(
                 "{} goes with {}, not {}",
                 setting(quarantine_key, "FILE"),
                 setting(on_error_key, "quarantine"),
                 setting(on_error_key, n)
             ))),
-            (Some(other), _) => Err(OptionError::Invalid {
-                name: on_error_key.to_string(),
-                value: other.to_string(),
-                expected: "fail, skip, quarantine or column".to_string(),
-            }),
         }
     }
 
@@ -87,11 +104,11 @@ impl ErrorPolicy {
             "PERMISSIVE" => Ok(ErrorPolicy::Column),
             "DROPMALFORMED" => Ok(ErrorPolicy::Skip),
             "FAILFAST" => Ok(ErrorPolicy::Fail),
-            _ => Err(OptionError::Invalid {
-                name: "mode".to_string(),
-                value: mode.to_string(),
-                expected: "PERMISSIVE, DROPMALFORMED or FAILFAST".to_string(),
-            }),
+            _ => Err(OptionError::invalid(
+                "mode",
+                mode,
+                one_of(&ErrorPolicy::SPARK_MODES),
+            )),
         }
     }
 
@@ -138,9 +155,13 @@ pub struct ErrorOptions {
 }
 
 impl ErrorOptions {
-    /// The policy these options name (see [`ErrorPolicy::from_name`]).
+    /// The policy these options name (see [`ErrorPolicy::from_name`]; the engine's
+    /// names only).
     pub fn policy(&self) -> Result<ErrorPolicy, OptionError> {
-        ErrorPolicy::from_name(self.on_error.as_deref(), self.quarantine.clone())
+        ErrorPolicy::engine_from_options(
+            ("on_error", self.on_error.as_deref()),
+            ("quarantine", self.quarantine.clone()),
+        )
     }
 }
 
@@ -235,5 +256,10 @@ mod tests {
             toml::from_str("on_error = \"quarantine\"\nquarantine = \"q.soif\"\n").unwrap();
         assert_eq!(t.policy(), Ok(ErrorPolicy::Quarantine("q.soif".into())));
         assert!(toml::from_str::<ErrorOptions>("on_eror = \"skip\"\n").is_err());
+        let t: ErrorOptions = toml::from_str("on_error = \"column\"\n").unwrap();
+        assert_eq!(
+            t.policy().unwrap_err().to_string(),
+            "option on_error=`column`: expected fail, skip or quarantine"
+        );
     }
 }

@@ -36,6 +36,16 @@ pub enum SizeError {
 /// What a size looks like, for error messages.
 pub const SIZE_EXAMPLES: &str = "a size in bytes (e.g. 1048576, 512KiB, 64MB, 1GiB)";
 
+impl SizeError {
+    /// What was expected instead, as an [`OptionError`](crate::OptionError) says it.
+    pub fn expected(&self) -> &'static str {
+        match self {
+            SizeError::Invalid(_) => SIZE_EXAMPLES,
+            SizeError::TooLarge(_) => "a size below 16EiB",
+        }
+    }
+}
+
 impl ByteSize {
     /// `n` bytes.
     pub const fn b(n: u64) -> ByteSize {
@@ -176,7 +186,8 @@ impl<'de> Deserialize<'de> for ByteSize {
             }
 
             fn visit_str<E: de::Error>(self, s: &str) -> Result<ByteSize, E> {
-                s.parse().map_err(E::custom)
+                s.parse()
+                    .map_err(|e: SizeError| E::invalid_value(de::Unexpected::Str(s), &e.expected()))
             }
         }
 
@@ -288,6 +299,10 @@ mod tests {
         let e = toml::from_str::<T>("a = 1\nb = \"12 parsecs\"\n")
             .err()
             .unwrap();
-        assert!(e.to_string().contains("`12 parsecs` is not a size"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("invalid value: string \"12 parsecs\", expected a size in bytes"),
+            "{e}"
+        );
     }
 }

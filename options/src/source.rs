@@ -76,7 +76,7 @@ impl InputFormat {
     }
 
     fn expected() -> String {
-        InputFormat::NAMES.join(", ")
+        crate::error::one_of(&InputFormat::NAMES)
     }
 }
 
@@ -102,7 +102,12 @@ impl FromStr for InputFormat {
 impl<'de> Deserialize<'de> for InputFormat {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<InputFormat, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        InputFormat::parse(&s).ok_or_else(|| {
+            serde::de::Error::invalid_value(
+                serde::de::Unexpected::Str(&s),
+                &InputFormat::expected().as_str(),
+            )
+        })
     }
 }
 
@@ -253,13 +258,18 @@ mod tests {
         let e = SourceOptions::from_pairs([("format", "xml")]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "option format=`xml`: expected auto, soif, jsonl, parquet, arrow"
+            "option format=`xml`: expected auto, soif, jsonl, parquet or arrow"
         );
         let e =
             SourceOptions::from_pairs([("lenient", "true"), ("maxRecrdSize", "1")]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown option `maxRecrdSize` (known: format, lenient, max_record_size, mmap)"
+            "unknown option `maxRecrdSize` (did you mean `max_record_size`?)"
+        );
+        let e = SourceOptions::from_pairs([("colour", "red")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown option `colour` (known: format, lenient, max_record_size, mmap)"
         );
     }
 
@@ -281,7 +291,12 @@ mod tests {
         let e = toml::from_str::<SourceOptions>("max_recod_size = 1\n").unwrap_err();
         assert!(e.to_string().contains("max_recod_size"), "{e}");
         let e = toml::from_str::<SourceOptions>("format = \"xml\"\n").unwrap_err();
-        assert!(e.to_string().contains("unknown input format `xml`"), "{e}");
+        assert!(
+            e.to_string().contains(
+                "invalid value: string \"xml\", expected auto, soif, jsonl, parquet or arrow"
+            ),
+            "{e}"
+        );
         let o: SourceOptions = toml::from_str("max_record_size = 0\n").unwrap();
         assert!(o.check().is_err());
     }

@@ -14,7 +14,10 @@
 //! | `path`, `paths` | what `load` was given (`paths`: a JSON array) | |
 //!
 //! Names are matched case-insensitively, as Spark's own are (see [`OptionMap`]); an
-//! unknown option is an error.
+//! unknown option is an error that suggests the option meant, in the spelling above.
+//! Spark's Python data source is handed the names in lower case (`maxrecordsize`), so
+//! its errors name a mistyped option that way: `unknown option `maxrecordsise` (did you
+//! mean `maxRecordSize`?)`.
 
 use crate::map::OptionMap;
 use crate::policy::ErrorPolicy;
@@ -55,7 +58,7 @@ impl SparkOptions {
         K: Into<String>,
         V: Into<String>,
     {
-        let mut map = OptionMap::new(pairs)?;
+        let mut map = OptionMap::spark(pairs)?;
         let policy = match map.string("mode") {
             Some(m) => ErrorPolicy::from_spark_mode(&m)?,
             None => ErrorPolicy::Column,
@@ -174,6 +177,17 @@ mod tests {
             "option batchSize=`0`: expected a positive number of rows"
         );
         let e = SparkOptions::from_pairs([("maxRecordSise", "1")]).unwrap_err();
-        assert!(e.to_string().starts_with("unknown option `maxRecordSise` (known: mode, columnNameOfCorruptRecord, format, lenient, max_record_size, mmap, splitSize"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "unknown option `maxRecordSise` (did you mean `maxRecordSize`?)"
+        );
+        // Spark's Python data source is handed the names in lower case.
+        let e = SparkOptions::from_pairs([("maxrecordsise", "1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown option `maxrecordsise` (did you mean `maxRecordSize`?)"
+        );
+        let e = SparkOptions::from_pairs([("colour", "1")]).unwrap_err();
+        assert!(e.to_string().starts_with("unknown option `colour` (known: mode, columnNameOfCorruptRecord, format, lenient, maxRecordSize, mmap, splitSize"), "{e}");
     }
 }

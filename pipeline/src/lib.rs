@@ -14,7 +14,7 @@ pub mod transform;
 pub mod transforms;
 
 pub use checkpoint::{Checkpoint, Checkpoints};
-pub use engine::{Engine, EngineOptions, ErrorPolicy, InputCounts, Observer, Summary};
+pub use engine::{Engine, EngineOptions, InputCounts, Observer, Summary};
 pub use sink::{Sink, SinkError};
 /// The engine's error, defined at the bottom of the crate graph
 /// ([`soif_codecs::run_error`]) so that the catalog store, which does not depend on the

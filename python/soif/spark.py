@@ -200,10 +200,6 @@ ABORT_GRACE_SECONDS: float = 4.0
 SOURCE: str = "_source"
 
 
-# The first bytes of the compressed formats soif's decoder recognises (the same test as
-# soif.read's): gzip, bzip2, xz, zstd.
-_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
-
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -466,7 +462,8 @@ def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[Any]:
     """
     files: List[Any] = []
     for given in paths:
-        if _local(str(given)) is None:
+        # soif's one rule for what is another filesystem's (the JVM data source's too).
+        if _soif.is_remote(str(given)):
             files.extend(_Remote(str(given)).files(recursive))
             continue
         # Local paths by soif's one set of path rules (soif_sources::paths in the
@@ -476,15 +473,6 @@ def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[Any]:
         except FileNotFoundError as e:
             raise FileNotFoundError(f"soif: {e}") from None
     return files
-
-
-def _compressed(head: bytes) -> bool:
-    return any(head.startswith(m) for m in _MAGIC)
-
-
-def _head(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(6)
 
 
 def _open_remote(f: RemoteFile) -> Any:
@@ -553,12 +541,12 @@ def plan_partitions(
             if f.size > 0:
                 parts.append(SoifPartition(f.uri, None, f))
             continue
-        local = _local(str(f))
-        if local is None:  # a URI not expanded by expand_paths
+        if _soif.is_remote(str(f)):  # a URI not expanded by expand_paths
             parts.extend(plan_partitions(_Remote(str(f)).files(False), split_size, lenient, max_record_size))
             continue
-        path = local
-        if _compressed(_head(path)):
+        path = _local(str(f)) or str(f)
+        # soif's one test of the first bytes (gzip, bzip2, xz, zstd), the JVM source's too.
+        if _soif.compression(path) is not None:
             parts.append(SoifPartition(path, None))
             continue
         # Equal ranges rather than ranges of `split_size` and a remainder: the stage

@@ -689,6 +689,30 @@ fn local_path(path: &str) -> PyResult<Option<&str>> {
     soif_sources::paths::local_path(path).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Whether `path` names a file of another filesystem (`s3://`, `hdfs://`…), which the
+/// Spark data sources read through that filesystem rather than expand here
+/// (`soif_sources::PathRules::is_remote`, the JVM data source's rule too).
+#[pyfunction]
+fn is_remote(path: &str) -> bool {
+    soif_sources::PathRules::is_remote(path)
+}
+
+/// The compression a local file starts with (`"gzip"`, `"bzip2"`, `"xz"`, `"zstd"`),
+/// or None: soif's one test of the first bytes (`soif_sources::decompress`), which the
+/// Spark data sources ask before splitting a file.
+#[pyfunction]
+fn compression(py: Python<'_>, path: PathBuf) -> PyResult<Option<&'static str>> {
+    use soif_sources::decompress::Compression;
+    match Compression::of_file(&path) {
+        Ok(Compression::None) => Ok(None),
+        Ok(c) => Ok(Some(c.as_str())),
+        Err(e) => Err(failure_error(
+            py,
+            soif_pipeline::Error::io_path(&path, e).into(),
+        )),
+    }
+}
+
 /// Spark's read options (`(key, value)` pairs as given), parsed by soif's option code
 /// (`soif_options::SparkOptions`, the JVM data source's too), as a dict: `on_error`
 /// (`column`, `skip` or `fail`), `corrupt_column`, `lenient`, `max_record_size`,
@@ -752,6 +776,8 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(expand_paths, m)?)?;
     m.add_function(wrap_pyfunction!(local_path, m)?)?;
+    m.add_function(wrap_pyfunction!(is_remote, m)?)?;
+    m.add_function(wrap_pyfunction!(compression, m)?)?;
     m.add_function(wrap_pyfunction!(spark_options, m)?)?;
     Ok(())
 }

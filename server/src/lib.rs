@@ -17,8 +17,7 @@
 //! - [`status`]: the HTML 2.0 status documents;
 //! - [`web`]: the browse and search pages;
 //! - [`error`]: [`RequestError`], which every failure becomes: an RDM `status-response`
-//!   with `RDM-Error-Message` and a fitting HTTP status;
-//! - [`app`]: the entry points above, gathered.
+//!   with `RDM-Error-Message` and a fitting HTTP status.
 //!
 //! Several catalogs can be served at once; a request picks one with the name in its
 //! `Catalog-Service-ID` (`x-catalog://host:port/NAME`), and requests without one go to the
@@ -63,7 +62,6 @@ macro_rules! log {
     }};
 }
 
-pub mod app;
 pub mod catalog;
 pub mod config;
 pub mod connection;

@@ -58,7 +58,7 @@ pub struct CatalogStatus {
     /// The templates stored: template, table name, rows.
     pub templates: Vec<(String, String, u64)>,
     /// The latest load into the catalog (`soif_runs`), if any.
-    pub last_run: Option<crate::catalog::RunSummary>,
+    pub last_run: Option<soif_store::RunSummary>,
 }
 
 /// What the status document reports.
@@ -188,7 +188,7 @@ mod tests {
                     ("FILE".into(), "FILE".into(), 1_234_567),
                     ("soif_x".into(), "t_soif_x".into(), 1),
                 ],
-                last_run: Some(crate::catalog::RunSummary {
+                last_run: Some(soif_store::RunSummary {
                     id: 2,
                     status: "ok".into(),
                     started: "2026-11-22T08:00:00Z".into(),

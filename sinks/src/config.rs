@@ -10,6 +10,7 @@
 use crate::parquet::{Compression, Layout};
 use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Charset, Format};
 use serde::{Deserialize, Deserializer};
+use soif_options::OptionError;
 use soif_pipeline::Error;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -70,20 +71,37 @@ impl<'de> Deserialize<'de> for SinkConfig {
                 Format::ALL.join(", ")
             ))
         })?;
-        let v = Value::Object(table);
+        let v = Value::Object(table.clone());
         let config = match format {
-            Format::Jsonl => serde_json::from_value(v).map(SinkConfig::Jsonl),
-            Format::Soif => serde_json::from_value(v).map(SinkConfig::Soif),
-            Format::Csv => serde_json::from_value(v).map(SinkConfig::Csv),
-            Format::Rdfxml => serde_json::from_value(v).map(SinkConfig::Rdfxml),
-            Format::Sqlite => serde_json::from_value(v).map(SinkConfig::Sqlite),
-            Format::Rdm => serde_json::from_value(v).map(SinkConfig::Rdm),
-            Format::Parquet => serde_json::from_value(v).map(SinkConfig::Parquet),
-            Format::Arrow => serde_json::from_value(v).map(SinkConfig::Arrow),
-            Format::Null => serde_json::from_value(v).map(SinkConfig::Null),
+            Format::Jsonl => typed(v).map(SinkConfig::Jsonl),
+            Format::Soif => typed(v).map(SinkConfig::Soif),
+            Format::Csv => typed(v).map(SinkConfig::Csv),
+            Format::Rdfxml => typed(v).map(SinkConfig::Rdfxml),
+            Format::Sqlite => typed(v).map(SinkConfig::Sqlite),
+            Format::Rdm => typed(v).map(SinkConfig::Rdm),
+            Format::Parquet => typed(v).map(SinkConfig::Parquet),
+            Format::Arrow => typed(v).map(SinkConfig::Arrow),
+            Format::Null => typed(v).map(SinkConfig::Null),
         };
-        config.map_err(|e| D::Error::custom(format!("a {} sink: {e}", format.as_str())))
+        // The key refused, with its value, as every front end reports a bad option.
+        config.map_err(|e| {
+            let key = e.path().to_string();
+            let value = match table.get(&key) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            let error = OptionError::from_serde(&key, &value, &e.inner().to_string());
+            D::Error::custom(format!("a {} sink: {error}", format.as_str()))
+        })
     }
+}
+
+/// A format's `Config` from a `[[sink]]` table's other keys; the error names the key.
+fn typed<T: serde::de::DeserializeOwned>(
+    v: serde_json::Value,
+) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize(v)
 }
 
 impl SinkConfig {
@@ -182,19 +200,20 @@ pub struct SinkArgs {
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: Option<String>,
 
-    /// How to write values that are not UTF-8 where text is needed: `utf8` (JSON gets
-    /// {"base64": …}, text formats a replacement) or `latin1` (read them as ISO 8859-1).
-    #[arg(long, value_name = "CHARSET", default_value = "utf8", value_parser = ["utf8", "latin1"])]
-    pub charset: String,
+    /// How to write values that are not UTF-8 where text is needed: `utf8` (the default;
+    /// JSON gets {"base64": …}, text formats a replacement) or `latin1` (read them as ISO
+    /// 8859-1). For jsonl, csv, rdfxml, sqlite and parquet.
+    #[arg(long, value_name = "CHARSET", value_parser = ["utf8", "latin1"])]
+    pub charset: Option<String>,
 
     /// CSV (and wide Parquet) columns after template,url (default: from --schema, or a
     /// first pass over the input).
     #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
     pub columns: Option<Vec<String>>,
 
-    /// CSV: separator between the items of a list.
-    #[arg(long, value_name = "SEP", default_value = csv::DEFAULT_LIST_SEPARATOR)]
-    pub list_separator: String,
+    /// CSV (and wide Parquet): separator between the items of a list (default `|`).
+    #[arg(long, value_name = "SEP")]
+    pub list_separator: Option<String>,
 
     /// CSV: start with a UTF-8 byte-order mark, so that Excel reads the file as UTF-8.
     #[arg(long)]
@@ -213,15 +232,16 @@ pub struct SinkArgs {
     #[arg(long, value_name = "SCHEMA")]
     pub schema: Option<PathBuf>,
 
-    /// Parquet compression.
-    #[arg(long, value_name = "CODEC", default_value = "zstd", value_parser = Compression::ALL)]
-    pub compression: String,
+    /// Parquet compression (default `zstd`).
+    #[arg(long, value_name = "CODEC", value_parser = Compression::ALL)]
+    pub compression: Option<String>,
 
     /// Parquet layout: `records` (soif's Arrow layout: lossless, attributes as an ordered
     /// list of name/value) or `wide` (a column per attribute, chosen as for CSV; list
     /// columns for multi-values; typed columns from a --schema's Data-Type).
-    #[arg(long, value_name = "LAYOUT", default_value = "records", value_parser = Layout::ALL)]
-    pub parquet_layout: String,
+    /// Default `records`.
+    #[arg(long, value_name = "LAYOUT", value_parser = Layout::ALL)]
+    pub parquet_layout: Option<String>,
 
     /// Bearer token for an rdm output.
     #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
@@ -233,20 +253,51 @@ pub struct SinkArgs {
     pub gzip_posts: bool,
 }
 
+/// The flags that concern only some formats, and those formats: another format refuses
+/// them (`--to jsonl --bom` is a mistake, not a no-op), as a `[[sink]]` table refuses a
+/// key of another format. (`--output`, `--schema`, which transforms use too, and
+/// `--token`, which may come from the environment, are left out.)
+const FORMAT_FLAGS: [(&str, &[Format]); 9] = [
+    (
+        "--charset",
+        &[
+            Format::Jsonl,
+            Format::Csv,
+            Format::Rdfxml,
+            Format::Sqlite,
+            Format::Parquet,
+        ],
+    ),
+    ("--columns", &[Format::Csv, Format::Parquet]),
+    ("--list-separator", &[Format::Csv, Format::Parquet]),
+    ("--bom", &[Format::Csv]),
+    ("--dcterms", &[Format::Rdfxml]),
+    ("--batch-size", &[Format::Sqlite, Format::Rdm]),
+    ("--compression", &[Format::Parquet]),
+    ("--parquet-layout", &[Format::Parquet]),
+    ("--gzip-posts", &[Format::Rdm]),
+];
+
 impl SinkArgs {
-    /// The configuration of the `--to` format.
+    /// The configuration of the `--to` format; a flag of another format is an error
+    /// naming the formats it belongs to.
     pub fn config(&self) -> Result<SinkConfig, Error> {
         let format = Format::parse(&self.to)
             .ok_or_else(|| Error::Config(format!("unknown output format `{}`", self.to)))?;
-        let charset = parse_charset(&self.charset)?;
+        self.check_flags(format)?;
+        let charset = parse_charset(self.charset.as_deref().unwrap_or("utf8"))?;
         let output = self.output.clone();
+        let list_separator = self
+            .list_separator
+            .clone()
+            .unwrap_or_else(default_list_separator);
         Ok(match format {
             Format::Jsonl => SinkConfig::Jsonl(jsonl::Config { output, charset }),
             Format::Soif => SinkConfig::Soif(soif::Config { output }),
             Format::Csv => SinkConfig::Csv(csv::Config {
                 output,
                 columns: self.columns.clone(),
-                list_separator: self.list_separator.clone(),
+                list_separator,
                 charset,
                 bom: self.bom,
                 schema: self.schema.clone(),
@@ -270,16 +321,50 @@ impl SinkArgs {
             }),
             Format::Parquet => SinkConfig::Parquet(parquet::Config {
                 output,
-                compression: parse_compression(&self.compression)?,
-                parquet_layout: parse_layout(&self.parquet_layout)?,
+                compression: match &self.compression {
+                    Some(c) => parse_compression(c)?,
+                    None => Compression::default(),
+                },
+                parquet_layout: match &self.parquet_layout {
+                    Some(l) => parse_layout(l)?,
+                    None => Layout::default(),
+                },
                 columns: self.columns.clone(),
                 schema: self.schema.clone(),
                 charset,
-                list_separator: self.list_separator.clone(),
+                list_separator,
             }),
             Format::Arrow => SinkConfig::Arrow(arrow::Config { output }),
             Format::Null => SinkConfig::Null(null::Config {}),
         })
+    }
+
+    /// Refuses a flag given that `format` does not take (see [`FORMAT_FLAGS`]).
+    fn check_flags(&self, format: Format) -> Result<(), Error> {
+        let given = |flag: &str| match flag {
+            "--charset" => self.charset.is_some(),
+            "--columns" => self.columns.is_some(),
+            "--list-separator" => self.list_separator.is_some(),
+            "--bom" => self.bom,
+            "--dcterms" => self.dcterms,
+            "--batch-size" => self.batch_size.is_some(),
+            "--compression" => self.compression.is_some(),
+            "--parquet-layout" => self.parquet_layout.is_some(),
+            "--gzip-posts" => self.gzip_posts,
+            _ => false,
+        };
+        for (flag, formats) in FORMAT_FLAGS {
+            if given(flag) && !formats.contains(&format) {
+                let names: Vec<&str> = formats.iter().map(|f| f.as_str()).collect();
+                return Err(OptionError::Other(format!(
+                    "option {flag} is for --to {}, not --to {}",
+                    soif_options::one_of(&names),
+                    format.as_str()
+                ))
+                .into());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -307,22 +392,34 @@ pub fn parse_layout(s: &str) -> Result<Layout, Error> {
         .ok_or_else(|| Error::Config(format!("unknown parquet layout `{s}` (records or wide)")))
 }
 
+/// A string naming one of `names`, read by `parse`.
+fn de_named<'de, D: Deserializer<'de>, T>(
+    d: D,
+    names: &[&str],
+    parse: impl FnOnce(&str) -> Option<T>,
+) -> Result<T, D::Error> {
+    let s = String::deserialize(d)?;
+    parse(&s).ok_or_else(|| {
+        serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&s),
+            &soif_options::one_of(names).as_str(),
+        )
+    })
+}
+
 /// `charset = "utf8" | "latin1"`.
 pub(crate) fn de_charset<'de, D: Deserializer<'de>>(d: D) -> Result<Charset, D::Error> {
-    let s = String::deserialize(d)?;
-    parse_charset(&s).map_err(serde::de::Error::custom)
+    de_named(d, &["utf8", "latin1"], |s| parse_charset(s).ok())
 }
 
 /// `compression = "zstd" | "snappy" | "gzip" | "none"`.
 pub(crate) fn de_compression<'de, D: Deserializer<'de>>(d: D) -> Result<Compression, D::Error> {
-    let s = String::deserialize(d)?;
-    parse_compression(&s).map_err(serde::de::Error::custom)
+    de_named(d, &Compression::ALL, Compression::parse)
 }
 
 /// `parquet_layout = "records" | "wide"`.
 pub(crate) fn de_layout<'de, D: Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
-    let s = String::deserialize(d)?;
-    parse_layout(&s).map_err(serde::de::Error::custom)
+    de_named(d, &Layout::ALL, Layout::parse)
 }
 
 pub(crate) fn default_list_separator() -> String {
@@ -371,7 +468,10 @@ mod tests {
     #[test]
     fn a_key_of_another_format_is_an_error() {
         let e = sink("format = \"jsonl\"\noutput = \"a\"\nbom = true\n").unwrap_err();
-        assert!(e.contains("a jsonl sink: unknown field `bom`"), "{e}");
+        assert!(
+            e.contains("a jsonl sink: unknown option `bom` (known: output, charset)"),
+            "{e}"
+        );
         let e = sink("format = \"csv\"\ngzip_posts = true\n").unwrap_err();
         assert!(e.contains("gzip_posts"), "{e}");
         let c = sink("format = \"csv\"\nbom = true\ncolumns = [\"Title\"]\n").unwrap();
@@ -381,9 +481,17 @@ mod tests {
         assert!(c.bom);
         assert_eq!(c.list_separator, "|");
         let e = sink("format = \"parquet\"\ncompression = \"lz4\"\n").unwrap_err();
-        assert!(e.contains("unknown compression `lz4`"), "{e}");
+        assert!(
+            e.contains(
+                "a parquet sink: option compression=`lz4`: expected zstd, snappy, gzip or none"
+            ),
+            "{e}"
+        );
         let e = sink("format = \"jsonl\"\ncharset = \"ebcdic\"\n").unwrap_err();
-        assert!(e.contains("unknown charset `ebcdic`"), "{e}");
+        assert!(
+            e.contains("a jsonl sink: option charset=`ebcdic`: expected utf8 or latin1"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -418,10 +526,27 @@ mod tests {
             sink("format = \"parquet\"\ncompression = \"none\"\nparquet_layout = \"wide\"\n")
                 .unwrap()
         );
-        // A flag that does not concern the format is not part of its configuration.
         assert_eq!(
-            from_cli(&["--to", "jsonl", "--bom", "--charset", "latin1"]),
+            from_cli(&["--to", "jsonl", "--charset", "latin1"]),
             sink("format = \"jsonl\"\ncharset = \"latin1\"\n").unwrap()
         );
+        // A flag of another format is a mistake, named with the formats it is for.
+        let refused = |args: &[&str]| {
+            Cli::try_parse_from([&["soif"], args].concat())
+                .unwrap()
+                .sink
+                .config()
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused(&["--to", "jsonl", "--bom"]),
+            "option --bom is for --to csv, not --to jsonl"
+        );
+        assert_eq!(
+            refused(&["--to", "soif", "--columns", "A"]),
+            "option --columns is for --to csv or parquet, not --to soif"
+        );
+        assert!(refused(&["--to", "arrow", "--charset", "latin1"]).contains("--charset"));
     }
 }

@@ -63,6 +63,24 @@ impl Compression {
         }
     }
 
+    /// The compression a file starts with (its first [`MAGIC_LEN`] bytes): what every
+    /// front end asks before splitting a file, which a compressed one cannot be.
+    pub fn of_file(path: &std::path::Path) -> io::Result<Compression> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path)?;
+        let mut head = [0u8; MAGIC_LEN];
+        let mut n = 0;
+        while n < MAGIC_LEN {
+            match file.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(got) => n += got,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Compression::detect(&head[..n]))
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Compression::None => "none",
@@ -370,6 +388,29 @@ impl<D: Decoding> AsyncRead for Members<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_s_compression_from_its_first_bytes() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for (name, head, want) in [
+            ("a.gz", &[0x1f, 0x8b, 8, 0][..], Compression::Gzip),
+            ("a.bz2", b"BZh91AY", Compression::Bzip2),
+            (
+                "a.xz",
+                &[0xfd, b'7', b'z', b'X', b'Z', 0, 0][..],
+                Compression::Xz,
+            ),
+            ("a.zst", &[0x28, 0xb5, 0x2f, 0xfd][..], Compression::Zstd),
+            ("a.soif", b"@FILE { http://a/\n}\n", Compression::None),
+            ("empty", b"", Compression::None),
+            ("short", &[0x1f][..], Compression::None),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, head).expect("a file");
+            assert_eq!(Compression::of_file(&path).expect("read"), want, "{name}");
+        }
+        assert!(Compression::of_file(&dir.path().join("missing")).is_err());
+    }
     use async_compression::tokio::write::{BzEncoder, GzipEncoder, XzEncoder, ZstdEncoder};
     use tokio::io::AsyncWriteExt;
 

@@ -66,8 +66,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio_util::codec::FramedRead;
 
-/// The input format (`--from`, `[source] format`), defined with the other options.
-pub use soif_options::InputFormat;
+use soif_options::InputFormat;
 
 /// How [`InputSource`] reads its inputs in one run: the source options (made from
 /// [`soif_options::SourceOptions`], the one definition every front end parses) as the

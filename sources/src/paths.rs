@@ -25,6 +25,10 @@
 //!
 //! Symbolic links to files are read; links to directories are not followed inside a
 //! directory (a loop cannot make a read endless), only when given or matched.
+//!
+//! A URI of another scheme (`s3://`, `s3a://`, `hdfs://`, `gs://`…) is no local path:
+//! [`PathRules::is_remote`] says so, and Spark's data sources hand it to the filesystem
+//! that reads it (the JVM one to the Python one, which lists it through `pyarrow.fs`).
 
 use soif_pipeline::Error;
 use std::path::{Path, PathBuf};
@@ -53,6 +57,13 @@ impl PathRules {
             recursive,
             spark: true,
         }
+    }
+
+    /// Whether `path` names a file of another filesystem (a URI of a scheme other than
+    /// `file:`; a one-letter scheme is a Windows drive), which these rules do not expand:
+    /// the one rule by which both Spark data sources tell remote paths from local ones.
+    pub fn is_remote(path: &str) -> bool {
+        matches!(local_path(path), Ok(None))
     }
 
     /// Whether a name found in a directory is read.
@@ -398,6 +409,23 @@ mod tests {
         assert_eq!(local_path("data/a.soif").unwrap(), Some("data/a.soif"));
         assert_eq!(local_path("C:\\data").unwrap(), Some("C:\\data"));
         assert_eq!(local_path("s3://bucket/a").unwrap(), None);
+        for remote in [
+            "s3://bucket/a",
+            "s3a://b/x/*.soif",
+            "hdfs://nn:8020/d",
+            "gs://b/",
+        ] {
+            assert!(PathRules::is_remote(remote), "{remote}");
+        }
+        for local in [
+            "a.soif",
+            "/data/*.soif",
+            "file:///data/a",
+            "C:\\data",
+            "file://host/x",
+        ] {
+            assert!(!PathRules::is_remote(local), "{local}");
+        }
         let e = local_path("file://host/data").unwrap_err();
         assert!(
             e.to_string().contains("a file: URI with a host (host)"),

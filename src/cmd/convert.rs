@@ -7,9 +7,10 @@ use crate::job::{execute, Job};
 use crate::terminal::{fail, Reporter};
 use clap::Args;
 use soif_codecs::soif::split::RangeSpec;
+use soif_options::InputFormat;
 use soif_pipeline::Error;
 use soif_sinks::SinkArgs;
-use soif_sources::{InputFormat, InputSpec};
+use soif_sources::InputSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

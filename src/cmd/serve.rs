@@ -4,8 +4,11 @@ use crate::terminal::{fail, runtime};
 use clap::Args;
 use soif_options::ByteSize;
 use soif_pipeline::Error;
-use soif_server::app::{parse_db_spec, AppState, ServerConfig, RDM_PATH};
+use soif_server::config::{load_taxonomy, parse_db_spec, ServerConfig};
+use soif_server::connection::{self, raise_open_file_limit};
 use soif_server::log;
+use soif_server::rdm::RDM_PATH;
+use soif_server::state::AppState;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -103,7 +106,7 @@ pub struct ServeArgs {
 
     /// Records (or headers) per OAI-PMH list page; longer lists are continued with
     /// resumption tokens.
-    #[arg(long, value_name = "N", default_value_t = soif_server::oai::DEFAULT_PAGE_SIZE)]
+    #[arg(long, value_name = "N", default_value_t = soif_server::config::DEFAULT_PAGE_SIZE)]
     pub oai_page_size: usize,
 
     /// The OAI-PMH repository identifier of the first catalog (a domain name you control,
@@ -214,7 +217,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         None => None,
     };
     let taxonomy = match &args.taxonomy {
-        Some(p) => Some(soif_server::app::load_taxonomy(p).map_err(Error::Config)?),
+        Some(p) => Some(load_taxonomy(p).map_err(Error::Config)?),
         None => None,
     };
     let config = ServerConfig {
@@ -239,7 +242,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
         max_connections_per_client: args.max_connections_per_client.max(1),
         max_connections: args.max_connections.max(1),
         read_only: args.read_only,
-        oai: soif_server::oai::OaiConfig {
+        oai: soif_server::config::OaiConfig {
             public_url: args.public_url.clone(),
             admin_email: args.admin_email.clone(),
             page_size: args.oai_page_size.max(1),
@@ -266,7 +269,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
     let names: Vec<String> = config.catalogs.iter().map(|(n, _)| n.clone()).collect();
     let submissions = config.token.is_some();
     // One descriptor per connection: the usual soft limit (1024) is far below the hard one.
-    let open_files = soif_server::app::raise_open_file_limit();
+    let open_files = raise_open_file_limit();
     let state = AppState::open(config).map_err(Error::Fatal)?;
     let read_only: Vec<String> = state
         .catalogs()
@@ -311,14 +314,14 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             );
             log!(
                 "soif: OAI-PMH at http://{addr}/oai and /oai/NAME (repository oai:{repository_id}{})",
-                if repository_id == soif_server::oai::FALLBACK_REPOSITORY_ID {
+                if repository_id == soif_server::config::FALLBACK_REPOSITORY_ID {
                     "; set --oai-repository-id or --public-url"
                 } else {
                     ""
                 }
             );
         }
-        soif_server::app::serve(listener, state, shutdown_signal())
+        connection::serve(listener, state, shutdown_signal())
             .await
             .map_err(|e| Error::io("serving", e))
     })

@@ -30,14 +30,14 @@ use super::pass::{run_job, Job};
 use super::state::IncrementalOptions;
 use crate::terminal::{fail, Reporter, EXIT_FAILED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE};
 use serde_json::{json, Value};
-use soif_pipeline::engine::ErrorPolicy;
+use soif_options::ErrorPolicy;
 use soif_pipeline::{Checkpoints, Error, InputCounts, Summary};
 use soif_sinks::Format;
 use soif_sources::InputSpec;
 use soif_state::outputs::{plan, PlannedOutput};
 use soif_state::scan::{self, FileDecision, Reason};
 use soif_state::{
-    Counts, Progress, RunStatus, SourceProgress, StateStore, TakenFile, EXIT_ALREADY_RUNNING,
+    Counts, RunStatus, SourceProgress, Staged, StateStore, TakenFile, EXIT_ALREADY_RUNNING,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -271,13 +271,13 @@ pub fn execute(mut job: Job) -> ExitCode {
 
     // Every sink has finished: stage, publish, apply.
     let by_name = counts_by_name(&summary);
-    let mut progress = Progress {
+    let mut progress = Staged {
         totals: Counts {
             records_in: summary.records_in,
             records_out: summary.records_out,
             rejected: summary.rejected,
         },
-        ..Progress::default()
+        ..Staged::default()
     };
     for p in &plans {
         for f in &p.files {

@@ -4,7 +4,7 @@
 use crate::terminal::{runtime, Reporter};
 use soif_codecs::soif::split::RangeSpec;
 use soif_codecs::Record;
-use soif_pipeline::engine::ErrorPolicy;
+use soif_options::ErrorPolicy;
 use soif_pipeline::transforms::{TransformContext, TransformSpec};
 use soif_pipeline::Source;
 use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Summary};

@@ -13,14 +13,14 @@
 //! - every run: its times, status, counts, report, outputs and what it took (history).
 //!
 //! ```
-//! use soif_state::{Progress, RunStatus, StateStore};
+//! use soif_state::{Staged, RunStatus, StateStore};
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("state.db");
 //! let mut store = StateStore::open(&path).unwrap(); // takes the run lock
 //! store.recover().unwrap();                         // finishes what a killed run left
 //! let run = store.begin_run(&["soif".into()], &["dumps/".into()]).unwrap();
 //! // … convert, every sink commits …
-//! store.stage(run.id, &Progress::default(), RunStatus::Ok, "{}").unwrap();
+//! store.stage(run.id, &Staged::default(), RunStatus::Ok, "{}").unwrap();
 //! store.complete(run.id).unwrap();
 //! assert_eq!(store.runs(10).unwrap()[0].status, "ok");
 //! // A second run on the same state while this one holds the lock is refused at once.
@@ -83,7 +83,7 @@ pub use error::StateError;
 pub use lock::RunLock;
 pub use scan::{FileDecision, FileRecord, Reason, DEFAULT_SETTLE};
 pub use store::{
-    Counts, Progress, Recovery, RunRow, RunStart, RunStatus, SourceProgress, SourceRow, StateStore,
+    Counts, Recovery, RunRow, RunStart, RunStatus, SourceProgress, SourceRow, Staged, StateStore,
     TakenFile,
 };
 

@@ -76,7 +76,7 @@ pub struct Counts {
 
 /// What a run staged when its sinks had committed (see [`StateStore::stage`]).
 #[derive(Debug, Clone, Default)]
-pub struct Progress {
+pub struct Staged {
     pub files: Vec<TakenFile>,
     pub sources: Vec<SourceProgress>,
     /// Outputs written (`true`: publish) or left empty (`false`: remove).
@@ -383,7 +383,7 @@ impl StateStore {
     pub fn stage(
         &mut self,
         run: i64,
-        progress: &Progress,
+        progress: &Staged,
         status: RunStatus,
         report: &str,
     ) -> Result<(), StateError> {

@@ -30,7 +30,7 @@ fn staged_run(state: &Path, out: &Path) -> (StateStore, i64, outputs::PlannedOut
         .plan_outputs(run.id, std::slice::from_ref(&p))
         .unwrap();
     std::fs::write(&p.temp, "records").unwrap();
-    let progress = Progress {
+    let progress = Staged {
         files: vec![taken("/in/a.soif")],
         sources: vec![SourceProgress {
             key: "oai+http://h/oai".into(),
@@ -38,7 +38,7 @@ fn staged_run(state: &Path, out: &Path) -> (StateStore, i64, outputs::PlannedOut
             counts: Counts::default(),
         }],
         outputs: vec![(p.temp.clone(), true)],
-        ..Progress::default()
+        ..Staged::default()
     };
     store.stage(run.id, &progress, RunStatus::Ok, "{}").unwrap();
     (store, run.id, p)
@@ -140,9 +140,9 @@ fn touched_files_keep_their_reading_run_and_forget_works() {
     let mut t = taken("/in/a.soif");
     t.reason = Reason::Touched;
     t.mtime_ns = 9;
-    let progress = Progress {
+    let progress = Staged {
         files: vec![t, taken("/in/sub/b.soif")],
-        ..Progress::default()
+        ..Staged::default()
     };
     store.stage(run.id, &progress, RunStatus::Ok, "{}").unwrap();
     store.complete(run.id).unwrap();

@@ -35,7 +35,7 @@ use rusqlite::types::ToSqlOutput;
 use rusqlite::OptionalExtension;
 use soif_codecs::Record;
 
-pub use crate::tables::DATESTAMP_COLUMN;
+use crate::tables::DATESTAMP_COLUMN;
 
 /// Inclusive bounds on datestamps (`YYYY-MM-DDThh:mm:ssZ`); `None` is open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -38,7 +38,7 @@ use std::path::Path;
 
 /// One `SOIF-Attribute-N` entry of a schema.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SchemaEntry {
+pub struct SchemaColumn {
     /// The attribute name used in SOIF records (`SOIF-Attribute-N`).
     pub attribute: String,
     /// `Data-Type-N` as written (`varchar`, `int`, `blob`, …); the note's default is varchar.
@@ -55,7 +55,7 @@ pub struct SchemaColumns {
     /// `Schema-Name`: the SOIF template type the schema describes, when given.
     pub schema_name: Option<String>,
     /// The entries in numeric order.
-    pub entries: Vec<SchemaEntry>,
+    pub entries: Vec<SchemaColumn>,
 }
 
 impl SchemaColumns {
@@ -66,7 +66,7 @@ impl SchemaColumns {
             entries: schema
                 .entries
                 .iter()
-                .map(|e| SchemaEntry {
+                .map(|e| SchemaColumn {
                     attribute: e.soif_attribute.clone(),
                     data_type: e.data_type.as_ref().map(|d| d.as_str().to_string()),
                     table_name: e.table_name.clone(),
@@ -92,7 +92,7 @@ impl SchemaColumns {
     }
 
     /// The entry for an attribute (exact name, then ignoring ASCII case).
-    pub fn entry(&self, attribute: &[u8]) -> Option<&SchemaEntry> {
+    pub fn entry(&self, attribute: &[u8]) -> Option<&SchemaColumn> {
         self.entries
             .iter()
             .find(|e| e.attribute.as_bytes() == attribute)

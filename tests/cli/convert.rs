@@ -385,16 +385,19 @@ fn soif_help_lists_every_output_format_and_every_subcommand() {
     let help = stdout(&run(&["--help"], b""));
     // Help is wrapped to the terminal's width: compare words.
     let words = help.split_whitespace().collect::<Vec<_>>().join(" ");
-    // The formats `--to` accepts, as clap lists them for a wrong one.
+    // The formats `--to` accepts, as the error for a wrong one lists them.
     let out = run(&["convert", "--to", "frobnicate"], b"");
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     let listed = err
-        .split("[possible values: ")
+        .split("option --to=`frobnicate`: expected ")
         .nth(1)
-        .and_then(|s| s.split(']').next())
+        .and_then(|s| s.lines().next())
         .unwrap_or_else(|| panic!("no possible values in {err}"));
-    let formats: Vec<&str> = listed.split(", ").collect();
+    let formats: Vec<&str> = listed
+        .split([',', ' '])
+        .filter(|w| !w.is_empty() && *w != "or")
+        .collect();
     assert!(
         formats.contains(&"parquet") && formats.contains(&"arrow"),
         "{listed}"

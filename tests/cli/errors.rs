@@ -541,7 +541,7 @@ fn a_size_means_the_same_on_the_command_line_and_in_a_pipeline_file() {
     let out = run(&["convert", "--to", "null", "--max-record-size", "0"], b"");
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("--max-record-size 0: must be positive"),
+        stderr(&out).contains("option --max-record-size=`0`: expected a positive size"),
         "{}",
         stderr(&out)
     );

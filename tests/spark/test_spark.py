@@ -346,8 +346,9 @@ def test_the_jvm_reader_reads_local_files_when_its_jar_is_given(spark, tmp_path)
 
 
 def test_jvm_reader_globs_expand_as_python_globs(spark, tmp_path):
-    """The JVM reader expands paths itself (spark/java/org/soif/spark/Paths.java): the same
-    files, in the same order and spelling (``_source``), as ``expand_paths``."""
+    """The JVM reader expands paths through its native library (``Native.expand``, soif's
+    path rules in sources/src/paths.rs): the same files, in the same order and spelling
+    (``_source``), as ``expand_paths``."""
     src = (FIXTURES / "rfc2655").glob("*.soif")
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     (tmp_path / ".hidden").mkdir()

@@ -77,13 +77,12 @@ pub fn collapse_record(record: Record) -> (Record, bool) {
     } else {
         record.flattened().into_owned()
     };
-    let attrs = std::mem::take(&mut record.attributes);
-    let canonical = is_canonical(&attrs);
-    record.attributes = if canonical {
-        collapse_canonical(attrs)
+    let canonical = is_canonical(&record.attributes);
+    if canonical {
+        collapse_canonical(&mut record.attributes);
     } else {
-        collapse_attributes(&attrs)
-    };
+        record.attributes = collapse_attributes(&record.attributes);
+    }
     (record, canonical)
 }
 
@@ -116,49 +115,61 @@ fn shape(name: &[u8]) -> Shape {
     }
 }
 
-/// The one-pass collapse of canonical attributes ([`is_canonical`]): each group is
-/// contiguous and numbered in order, so a group only ever continues the last attribute
-/// written.
-fn collapse_canonical(attrs: Vec<Attribute>) -> Vec<Attribute> {
-    let mut out: Vec<Attribute> = Vec::with_capacity(attrs.len());
-    // The part being gathered (names inside it), for the list at the end of `out`.
+/// The one-pass collapse of canonical attributes ([`is_canonical`]), in place: each
+/// group is contiguous and numbered in order, so a group only ever continues the last
+/// attribute written, and the attributes written never overtake the ones read.
+fn collapse_canonical(attrs: &mut Vec<Attribute>) {
+    // attrs[..written] is the output; attrs[written..i] are emptied slots.
+    let mut written = 0;
+    // The part being gathered (names inside it), for the list at attrs[written - 1].
     let mut part: Vec<Attribute> = Vec::new();
     let mut part_n = 0;
-    for attr in attrs {
-        match shape(&attr.name) {
-            Shape::Plain => {
-                close_part(&mut out, &mut part);
-                out.push(attr);
-            }
+    for i in 0..attrs.len() {
+        let shape = shape(&attrs[i].name);
+        if let Shape::Plain = shape {
+            close_part(&mut attrs[..written], &mut part);
+            attrs.swap(written, i);
+            written += 1;
+            continue;
+        }
+        let attr = std::mem::replace(&mut attrs[i], EMPTY);
+        match shape {
+            Shape::Plain => {} // Moved above.
             Shape::Value { base, .. } => {
                 let group = &attr.name[..base];
                 if let Some(Attribute {
                     name,
                     value: Value::List(items),
-                }) = out.last_mut()
+                }) = attrs[..written].last_mut()
                 {
                     if part.is_empty() && name.as_ref() == group {
                         items.push(attr.value);
                         continue;
                     }
                 }
-                close_part(&mut out, &mut part);
-                out.push(Attribute {
+                close_part(&mut attrs[..written], &mut part);
+                let mut items = Vec::with_capacity(4);
+                items.push(attr.value);
+                attrs[written] = Attribute {
                     name: attr.name.slice(..base),
-                    value: Value::List(vec![attr.value]),
-                });
+                    value: Value::List(items),
+                };
+                written += 1;
             }
             Shape::Part { base, n, rest } => {
-                let continues =
-                    !part.is_empty() && out.last().is_some_and(|l| l.name[..] == attr.name[..base]);
+                let continues = !part.is_empty()
+                    && attrs[..written]
+                        .last()
+                        .is_some_and(|l| l.name[..] == attr.name[..base]);
                 if !continues || n != part_n {
-                    close_part(&mut out, &mut part);
+                    close_part(&mut attrs[..written], &mut part);
                 }
                 if !continues {
-                    out.push(Attribute {
+                    attrs[written] = Attribute {
                         name: attr.name.slice(..base),
-                        value: Value::List(Vec::new()),
-                    });
+                        value: Value::List(Vec::with_capacity(2)),
+                    };
+                    written += 1;
                 }
                 part_n = n;
                 part.push(Attribute {
@@ -168,16 +179,23 @@ fn collapse_canonical(attrs: Vec<Attribute>) -> Vec<Attribute> {
             }
         }
     }
-    close_part(&mut out, &mut part);
-    out
+    close_part(&mut attrs[..written], &mut part);
+    attrs.truncate(written);
 }
+
+/// What an emptied slot holds (no allocation).
+const EMPTY: Attribute = Attribute {
+    name: Bytes::new(),
+    value: Value::Bytes(Bytes::new()),
+};
 
 /// Adds the part gathered to the list at the end of `out`.
 fn close_part(out: &mut [Attribute], part: &mut Vec<Attribute>) {
     if part.is_empty() {
         return;
     }
-    let attrs = collapse_canonical(std::mem::take(part));
+    let mut attrs = std::mem::take(part);
+    collapse_canonical(&mut attrs);
     if let Some(Attribute {
         value: Value::List(items),
         ..
@@ -389,8 +407,11 @@ fn canonical_from(attrs: &[Attribute], skip: usize) -> bool {
 }
 
 /// The names of the groups already read: a short array compared by a cheap key first
-/// (length and three bytes), a hash set beyond [`Closed::SMALL`] names.
+/// (length and three bytes), with a 64-bit mask of the keys seen in front of it (most
+/// names are new, and the mask says so at once), and a hash set beyond
+/// [`Closed::SMALL`] names.
 struct Closed<'a> {
+    mask: u64,
     keys: [u64; Closed::SMALL],
     names: [&'a [u8]; Closed::SMALL],
     len: usize,
@@ -400,6 +421,7 @@ struct Closed<'a> {
 impl Default for Closed<'_> {
     fn default() -> Self {
         Closed {
+            mask: 0,
             keys: [0; Closed::SMALL],
             names: [&[]; Closed::SMALL],
             len: 0,
@@ -423,9 +445,16 @@ impl<'a> Closed<'a> {
         }
     }
 
+    /// The key's bit in `mask`.
+    fn bit(key: u64) -> u64 {
+        1 << (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
+    }
+
     fn insert(&mut self, name: &'a [u8]) {
+        let key = Closed::key(name);
+        self.mask |= Closed::bit(key);
         if self.len < Closed::SMALL {
-            self.keys[self.len] = Closed::key(name);
+            self.keys[self.len] = key;
             self.names[self.len] = name;
             self.len += 1;
         } else {
@@ -435,6 +464,9 @@ impl<'a> Closed<'a> {
 
     fn contains(&self, name: &[u8]) -> bool {
         let key = Closed::key(name);
+        if self.mask & Closed::bit(key) == 0 {
+            return false;
+        }
         self.keys[..self.len]
             .iter()
             .zip(&self.names)

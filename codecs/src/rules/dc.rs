@@ -134,7 +134,7 @@ struct RuleFile {
     embedded: bool,
     #[serde(default)]
     first: bool,
-    split: Option<Split>,
+    split: Option<ValueSplit>,
     convert: Option<Convert>,
 }
 
@@ -142,7 +142,7 @@ struct RuleFile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
-pub enum Split {
+pub enum ValueSplit {
     /// One value per non-empty line (Harvest's Keywords, URL-References).
     Lines,
 }
@@ -170,7 +170,7 @@ pub struct Rule {
     /// Only the first source in `from` that has values.
     pub first: bool,
     /// Cut values.
-    pub split: Option<Split>,
+    pub split: Option<ValueSplit>,
     /// Rewrite values.
     pub convert: Option<Convert>,
 }
@@ -484,8 +484,8 @@ impl Crosswalk {
 }
 
 /// Cuts a value; pieces are trimmed of ASCII whitespace and empty ones dropped.
-fn split(value: &Bytes, how: Option<Split>) -> impl Iterator<Item = Bytes> + '_ {
-    let lines = how == Some(Split::Lines);
+fn split(value: &Bytes, how: Option<ValueSplit>) -> impl Iterator<Item = Bytes> + '_ {
+    let lines = how == Some(ValueSplit::Lines);
     value
         .split(move |&b| lines && (b == b'\n' || b == b'\r'))
         .filter_map(|b| {
@@ -525,7 +525,7 @@ mod tests {
     fn split_lines_trims() {
         let v = Bytes::from_static(b" a \r\n\n b\nc ");
         assert_eq!(
-            split(&v, Some(Split::Lines)).collect::<Vec<_>>(),
+            split(&v, Some(ValueSplit::Lines)).collect::<Vec<_>>(),
             ["a", "b", "c"]
         );
         assert_eq!(split(&Bytes::from_static(b"  "), None).count(), 0);

@@ -38,7 +38,11 @@ fn canonical_number(digits: &[u8]) -> Option<u64> {
 /// Splits `Author-12` into (`Author`, 12). `None` when the name has no canonical
 /// hyphen-integer suffix or nothing before it.
 pub fn split_suffix(name: &[u8]) -> Option<(&[u8], u64)> {
-    let dash = memchr::memrchr(b'-', name)?;
+    // Most names end in a letter: no search then.
+    if !name.last().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let dash = name.iter().rposition(|&b| b == b'-')?;
     if dash == 0 {
         return None;
     }
@@ -46,15 +50,40 @@ pub fn split_suffix(name: &[u8]) -> Option<(&[u8], u64)> {
     Some((&name[..dash], n))
 }
 
+/// The first `needle` in `hay`, eight bytes at a time. Names are short: `memchr`'s
+/// set-up costs more than the search here. (The "has a zero byte" bit trick: borrows can
+/// flag a byte after a true hit, never one before, so the lowest flag is the first hit.)
+fn position(hay: &[u8], needle: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = hay.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word) ^ (LO * u64::from(needle));
+        let hits = w.wrapping_sub(LO) & !w & HI;
+        if hits != 0 {
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == needle)
+        .map(|i| at + i)
+}
+
 /// Splits `Embed<1>-Type` into (`Embed`, 1, `Type`). The prefix is everything before the
 /// first `<`; the part number must be canonical and the rest non-empty.
 pub fn split_embed(name: &[u8]) -> Option<(&[u8], u64, &[u8])> {
-    let lt = memchr::memchr(b'<', name)?;
+    let lt = position(name, b'<')?;
     if lt == 0 {
         return None;
     }
     let after = &name[lt + 1..];
-    let gt = memchr::memchr(b'>', after)?;
+    let gt = after.iter().position(|&b| b == b'>')?;
     let n = canonical_number(&after[..gt])?;
     let rest = after[gt + 1..].strip_prefix(b"-")?;
     if rest.is_empty() {
@@ -168,6 +197,26 @@ mod tests {
         assert_eq!(split_suffix(b"-1"), None);
         assert_eq!(split_suffix(b"Title"), None);
         assert_eq!(split_suffix(b"X-1234567890123456789"), None);
+    }
+
+    #[test]
+    fn position_finds_the_first_byte_at_any_place() {
+        for len in 0..40 {
+            let hay: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert_eq!(position(&hay, b'<'), None);
+            for at in 0..len {
+                let mut h = hay.clone();
+                h[at] = b'<';
+                if at + 1 < len {
+                    h[at + 1] = b'<';
+                }
+                // Bytes just above the needle (`=`) must not be taken for it.
+                if at > 0 {
+                    h[at - 1] = b'=';
+                }
+                assert_eq!(position(&h, b'<'), Some(at), "{h:?}");
+            }
+        }
     }
 
     #[test]

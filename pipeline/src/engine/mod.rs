@@ -87,10 +87,7 @@ const READ_CAPACITY: usize = 1 << 20;
 /// …whenever less than this is free for the next read.
 const READ_SPARE: usize = 256 * 1024;
 
-/// What happens to a record that cannot be converted: one type for every front end (see
-/// [`soif_options::policy`]). The engine refuses [`ErrorPolicy::Column`]: its sinks have no
-/// corrupt-record column.
-pub use soif_options::ErrorPolicy;
+use soif_options::ErrorPolicy;
 
 /// Where the engine reports progress, warnings and rejected records (the CLI prints
 /// them; a server may log them). Every method has a silent default.
@@ -106,6 +103,9 @@ pub trait Observer: Send + Sync {
 /// How the engine runs.
 #[derive(Clone)]
 pub struct EngineOptions {
+    /// What happens to a record that cannot be converted: the one type of every front end
+    /// ([`soif_options::ErrorPolicy`]). The engine refuses [`ErrorPolicy::Column`]: its
+    /// sinks have no corrupt-record column.
     pub policy: ErrorPolicy,
     /// `max_record_size` and `lenient`; `input` is set per input by the engine.
     pub decoder: DecoderOptions,

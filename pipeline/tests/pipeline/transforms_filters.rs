@@ -96,11 +96,15 @@ fn every_listed_name_builds() {
         "@SCHEMA { -\nLast-Modified{29}:\tThu, 16 May 1996 00:00:00 GMT\nSOIF-Attribute{5}:\tTitle\n}\n",
     )
     .unwrap();
+    let program = dir.path().join("p.vrl");
+    std::fs::write(&program, ".attributes.x = 1\n").unwrap();
+    let program = program.display().to_string();
     let ctx = TransformContext {
         schema: Some(schema),
         ..TransformContext::default()
     };
     let args = |name: &str| match name {
+        "remap" => program.as_str(),
         "select" => "Title",
         "order" => "-Score",
         "hits" => "10",
@@ -109,7 +113,7 @@ fn every_listed_name_builds() {
         "dedupe" => "MD5",
         _ => "",
     };
-    assert_eq!(NAMES.len(), 10);
+    assert_eq!(NAMES.len(), 11);
     for (name, help) in NAMES {
         assert!(!help.is_empty());
         let spec = match args(name) {

@@ -69,7 +69,7 @@ impl Catalog {
         }
     }
 
-    /// Rebuilds the index in transactions of [`INDEX_CHUNK`] records, so that a loader
+    /// Rebuilds the index in transactions of [`INDEX_CHUNK`](soif_store::fts::INDEX_CHUNK) records, so that a loader
     /// waiting for SQLite's write lock gets it between them (it waits 30 s at most). The
     /// summary stored at the end is the one read at the start: whatever a loader writes
     /// meanwhile makes the next keyword query rebuild again. In-process keyword queries

@@ -39,7 +39,7 @@
 //! in `soif_runs`, so the server keeps a summary of `soif_runs` as of its last full index
 //! build in `soif_meta` (key `fts_runs`) and rebuilds the index before a keyword query when
 //! the summary has changed — once the loader's run has finished (see
-//! [`Catalog::ensure_index`]), in transactions of [`INDEX_CHUNK`] records so that loaders
+//! [`Catalog::ensure_index`]), in transactions of [`INDEX_CHUNK`](soif_store::fts::INDEX_CHUNK) records so that loaders
 //! are not locked out. Runs loaded while the server was down are thus picked up at start
 //! (in the background) or by the first keyword query.
 //!
@@ -61,8 +61,6 @@ mod submit;
 pub use handle::{Catalog, CatalogOptions, Overview, READERS};
 pub use index::LOADER_IDLE;
 pub use query::{keyword_query, Flow, Query, Scope, ORDER_BUDGET};
-pub use soif_store::fts::INDEX_CHUNK;
-pub use soif_store::RunSummary;
 pub use submit::{Submission, SubmitCounts};
 
 #[cfg(test)]
@@ -72,6 +70,7 @@ mod tests {
     use soif_codecs::rdm::View;
     use soif_codecs::rdm::{ViewAttributes, ViewHits, ViewOrder};
     use soif_codecs::{Action, Record};
+    use soif_store::fts::INDEX_CHUNK;
 
     fn catalog() -> (tempfile::TempDir, Catalog) {
         let dir = tempfile::tempdir().unwrap();

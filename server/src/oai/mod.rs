@@ -4,12 +4,12 @@
 //! - all six verbs; `Identify` gives the `baseURL` (from `--public-url`, else the
 //!   request's `Host`), the earliest datestamp, `deletedRecord` `persistent`, second
 //!   granularity, an `oai-identifier` description and the admin e-mail (`--admin-email`);
-//! - metadata formats `oai_dc` and `soif` ([`xml`]); one set per template; identifiers
-//!   `oai:REPOSITORY-ID:TEMPLATE/URL` ([`ids`]);
+//! - metadata formats `oai_dc` and `soif` ([`soif_codecs::oai::write`]); one set per
+//!   template; identifiers `oai:REPOSITORY-ID:TEMPLATE/URL` ([`soif_codecs::oai::ids`]);
 //! - datestamps are the catalog's (`soif_store::datestamps`): when a record last
 //!   changed, or when it was deleted (deletions are `status="deleted"` headers, kept for
 //!   ever);
-//! - lists come a page at a time (`--oai-page-size`, default [`DEFAULT_PAGE_SIZE`]), read
+//! - lists come a page at a time (`--oai-page-size`, default [`DEFAULT_PAGE_SIZE`](crate::config::DEFAULT_PAGE_SIZE)), read
 //!   from SQLite page by page, with stateless, authenticated resumption tokens
 //!   ([`token`]);
 //! - every protocol error with its code, and the `<request>` element as section 3.2 says
@@ -43,9 +43,7 @@ use soif_store::SqliteStore;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::config::{
-    repository_id, OaiConfig, DEFAULT_PAGE_SIZE, FALLBACK_REPOSITORY_ID, TOKEN_LIFETIME,
-};
+use crate::config::repository_id;
 
 /// Largest form-encoded POST body.
 const MAX_FORM_BODY: usize = 64 << 10;

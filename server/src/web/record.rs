@@ -79,7 +79,7 @@ pub async fn record_page(
             }
             _ => return Err(WebError::NotFound("no such page".into())),
         }
-        let repo = crate::oai::repository_id(&st.config().oai, index, &name);
+        let repo = crate::config::repository_id(&st.config().oai, index, &name);
         let identifier = soif_codecs::oai::ids::identifier(&repo, tpl, &url);
         let links = context! {
             soif => record_href(&name, tpl, &url, ".soif"),

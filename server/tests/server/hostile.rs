@@ -443,7 +443,7 @@ async fn connections_per_client_are_bounded() {
 
 #[test]
 fn the_open_file_limit_is_raised_to_the_hard_limit() {
-    let n = soif_server::app::raise_open_file_limit().unwrap();
+    let n = soif_server::connection::raise_open_file_limit().unwrap();
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -505,7 +505,7 @@ async fn a_read_only_catalog_is_served_and_refuses_submissions() {
 
 #[test]
 fn request_decoding_runs_without_a_network() {
-    use soif_server::app::decode_request;
+    use soif_server::rdm::decode_request;
     use soif_server::RequestError;
     // GET / form: a keyword read with its view.
     let q = decode_request(b"\x00type=rd-request&ql=sample-keyword-ql&scope=a+OR+b&view-hits=3")

@@ -607,7 +607,7 @@ async fn an_early_refusal_reaches_a_client_that_sends_its_whole_body_first() {
     // Bodies larger than what the two sockets' buffers hold, so that the server must
     // read what follows its reply for the client to get to reading it.
     let size = 6 << 20;
-    type Setup = fn(&mut soif_server::app::ServerConfig);
+    type Setup = fn(&mut soif_server::config::ServerConfig);
     let no_change: Setup = |_| {};
     let open_body: Setup = |c| c.max_open_body = 64 << 20;
     let small_body: Setup = |c| c.max_body = 64 << 10;

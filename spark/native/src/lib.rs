@@ -23,6 +23,8 @@
 //! Native.split(path, splitSize, …)   -> [start, end, first_record, envelope, end_known]*
 //! Native.expand(paths, recursive)     -> the files, by soif's path rules (Spark's variant)
 //! Native.options(keys, values)        -> Spark's options parsed by soif's option code
+//! Native.remote(path)                 -> whether a path is another filesystem's (s3://…)
+//! Native.compressed(path)             -> whether a local file is gzip, bzip2, xz or zstd
 //! ```
 
 use arrow_array::{Array, RecordBatch};
@@ -429,6 +431,38 @@ pub extern "system" fn Java_org_soif_spark_Native_options<'l>(
             },
         ];
         string_array(env, out.iter().map(String::as_str))
+    })
+}
+
+/// Whether `path` names a file of another filesystem (`s3://`, `hdfs://`…), which is
+/// handed to the Python data source: `soif_sources::PathRules::is_remote`, the Python
+/// data source's rule too.
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_remote<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    path: JString<'l>,
+) -> jboolean {
+    guard(&mut env, 0, |env| {
+        let path = string(env, &path)?;
+        Ok(jboolean::from(soif_sources::PathRules::is_remote(&path)))
+    })
+}
+
+/// Whether a local file starts as a gzip, bzip2, xz or zstd stream (read whole, never
+/// split): soif's one test of the first bytes (`soif_sources::decompress`).
+#[no_mangle]
+pub extern "system" fn Java_org_soif_spark_Native_compressed<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    path: JString<'l>,
+) -> jboolean {
+    use soif_sources::decompress::Compression;
+    guard(&mut env, 0, |env| {
+        let path = string(env, &path)?;
+        let c = Compression::of_file(std::path::Path::new(&path))
+            .map_err(|e| Thrown("java/io/IOException", format!("soif: {path}: {e}")))?;
+        Ok(jboolean::from(c != Compression::None))
     })
 }
 

@@ -26,6 +26,7 @@
 //! with `to_int!`, `parse_timestamp!` and so on). Exact-match conditions are served by a
 //! hash index built when the program compiles; a search with a `wildcard` scans the table.
 
+use super::check::scalar_text;
 use super::tables::{Case, Condition, Index, Table, Tables};
 use std::sync::{Arc, LazyLock};
 use vrl::diagnostic::Label;
@@ -306,20 +307,10 @@ fn condition(column: usize, value: Value) -> Result<Option<Condition>, Expressio
     Ok(text(value).map(|value| Condition::Equals { column, value }))
 }
 
-/// A value as the text a cell would hold: bytes as they are, numbers and booleans as
-/// their text; `None` for null, arrays and objects.
+/// A value as the text a cell would hold (see [`scalar_text`]); `None` for null, arrays
+/// and objects.
 fn text(value: Value) -> Option<Bytes> {
-    match value {
-        Value::Bytes(b) => Some(b),
-        Value::String(s) => Some(s.as_bytes().clone()),
-        Value::Integer(i) => Some(Bytes::from(i.to_string())),
-        Value::Float(f) => Some(Bytes::from(f.to_string())),
-        Value::Boolean(b) => Some(Bytes::from(b.to_string())),
-        Value::Timestamp(t) => Some(Bytes::from(
-            t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-        )),
-        _ => None,
-    }
+    scalar_text(value).ok()
 }
 
 /// A compile-time error of these functions, pointing at the call.
@@ -353,10 +344,13 @@ mod tests {
     use soif_codecs::Record;
 
     fn ctx() -> Tables {
-        let dir =
-            std::env::temp_dir().join(format!("soif-remap-enrichment-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let path = dir.join("types.csv");
+        // Each test its own file: they run at the same time. The table is in memory once
+        // loaded, so the directory may go.
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        let path = dir.path().join("types.csv");
         let written = std::fs::write(
             &path,
             "harvest_type,mime,since\nPostScript,application/postscript,1990-05-01\nHTML,text/html,1993-06-01\nhtml,text/x-html,1993-06-01\n",

@@ -5,7 +5,8 @@ use reqwest::StatusCode;
 use soif_codecs::rdm::RdmHeader;
 use soif_codecs::soif::{decode_all, encode_record, DecoderOptions};
 use soif_codecs::Record;
-use soif_server::app::{load_taxonomy, AppState, ServerConfig};
+use soif_server::config::{load_taxonomy, ServerConfig};
+use soif_server::state::AppState;
 use std::path::PathBuf;
 
 pub const TOKEN: &str = "s3cret-token";

@@ -49,6 +49,21 @@ final class Native {
     static native String[] expand(String[] paths, boolean recursive) throws java.io.IOException;
 
     /**
+     * Whether a path names a file of another filesystem ({@code s3://}, {@code hdfs://}…),
+     * handed to the Python data source: soif's one rule (soif_sources::PathRules::is_remote),
+     * the Python data source's too.
+     */
+    static native boolean remote(String path);
+
+    /**
+     * Whether a local file starts as a gzip, bzip2, xz or zstd stream (read whole, never
+     * split): soif's one test of the first bytes (soif_sources::decompress).
+     *
+     * @throws java.io.IOException the file cannot be read
+     */
+    static native boolean compressed(String path) throws java.io.IOException;
+
+    /**
      * Spark's read options (the keys and values as given), parsed by soif's option code:
      * {@code [mode (0 FAILFAST, 1 DROPMALFORMED, 2 PERMISSIVE), corrupt column, lenient,
      * maxRecordSize, splitSize, includeSource, recursiveFileLookup, batchSize, transforms

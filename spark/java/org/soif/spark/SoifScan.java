@@ -73,7 +73,7 @@ final class SoifScan implements Scan, Batch {
         List<InputPartition> parts = new ArrayList<>();
         try {
             for (String path : Native.expand(paths(options).toArray(new String[0]), opts.recursive)) {
-                if (Paths.compressed(path)) {
+                if (Native.compressed(path)) {
                     parts.add(new SoifPartition(path));
                     continue;
                 }

@@ -4,7 +4,6 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
-import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -120,7 +119,7 @@ public final class SoifSource implements TableProvider, DataSourceRegister {
         @Override
         public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
             SoifOptions opts = new SoifOptions(options);
-            if (!SoifScan.paths(options).stream().allMatch(SoifTable::local)) {
+            if (SoifScan.paths(options).stream().anyMatch(Native::remote)) {
                 return ((SupportsRead) python(schema, partitioning, properties)).newScanBuilder(options);
             }
             StructType layout = Layout.schema(opts);
@@ -131,11 +130,6 @@ public final class SoifSource implements TableProvider, DataSourceRegister {
                                 + " (select or cast columns after loading)");
             }
             return () -> new SoifScan(layout, options, opts);
-        }
-
-        private static boolean local(String path) {
-            String scheme = new Path(path).toUri().getScheme();
-            return scheme == null || scheme.equalsIgnoreCase("file") || scheme.length() == 1;
         }
 
         @Override
