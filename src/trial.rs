@@ -31,6 +31,9 @@ pub struct Outcome {
     pub rejected: Vec<Rejection>,
     /// The reason of each rejection alone, as the transform gave it.
     pub reasons: Vec<String>,
+    /// Records made beyond one per record in (a `remap` program's array result), as a
+    /// run counts them: `records in + added = out + rejected + filtered`.
+    pub added: u64,
     pub warnings: Vec<String>,
 }
 
@@ -44,6 +47,7 @@ impl Outcome {
                 .map(|(record, reason)| rejection_of(record, reason))
                 .collect(),
             reasons: out.rejected.into_iter().map(|(_, reason)| reason).collect(),
+            added: out.added,
             warnings: out.warnings,
         }
     }

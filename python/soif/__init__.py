@@ -219,11 +219,17 @@ def _range_arg(range: Any, first_record: int) -> Optional[Tuple[int, int, int, O
 
 def _option_text(value: Any) -> str:
     """A keyword argument's value as the option text soif's option code reads."""
-    if isinstance(value, (list, tuple)):
-        # A list (``transforms=[...]``): a JSON array, as Spark's option takes it.
+    if isinstance(value, (list, tuple, dict)):
+        # A list (``transforms=[...]``) or a mapping (``tables={...}``): JSON, as Spark's
+        # options take them.
         import json
 
-        return json.dumps([os.fspath(v) if isinstance(v, os.PathLike) else str(v) for v in value])
+        def text(v: Any) -> str:
+            return os.fspath(v) if isinstance(v, os.PathLike) else str(v)
+
+        if isinstance(value, dict):
+            return json.dumps({str(k): text(v) for k, v in value.items()})
+        return json.dumps([text(v) for v in value])
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, os.PathLike):
@@ -302,10 +308,16 @@ class _Counts:
 
     @property
     def filtered(self) -> int:
-        """Records the transforms dropped on purpose (``match``, ``since``, ``select``
-        keeps them; see ``transforms=``): ``records_in - records_out - rejected``, as the
-        CLI's summary counts them (0 when a transform made several records of one)."""
+        """Records the transforms dropped on purpose (``match``, ``since``, a ``remap``
+        program's ``abort``; see ``transforms=``): ``records_in + added - records_out -
+        rejected``, as the CLI's summary counts them."""
         return self._native.filtered
+
+    @property
+    def added(self) -> int:
+        """Records the transforms made beyond one per record read (a ``remap`` program
+        whose result is an array of records)."""
+        return self._native.added
 
     @property
     def warnings(self) -> List[str]:
@@ -468,6 +480,7 @@ def read(
     first_record: int = 0,
     source_column: bool = False,
     transforms: Union[Sequence[str], str, None] = None,
+    tables: Optional[Dict[str, Union[str, "os.PathLike[str]"]]] = None,
     **options: Any,
 ) -> Reader:
     """Streams the records of ``source`` as Arrow record batches in soif's layout.
@@ -514,7 +527,12 @@ def read(
         does (with ``"column"``, a row of its own; with ``"quarantine"``, its bytes as
         read); ``filtered`` counts the records the transforms dropped, ``warnings`` holds
         theirs. A bad spec, or a file it names that cannot be read, is a
-        :class:`ValueError` before anything is read.
+        :class:`ValueError` before anything is read. A ``remap:FILE.vrl`` program is
+        compiled before anything is read too (a compile error is a :class:`ValueError`
+        with VRL's diagnostic).
+    :param tables: the lookup tables ``remap`` programs search, ``{"NAME":
+        "FILE.csv"}``, as the CLI's ``--table NAME=FILE.csv``; loaded once, before
+        anything is read.
     :param options: the other source options, by the names the CLI's pipeline files
         use (``format``, ``mmap``). Every option is read by soif's one option code (that
         of the CLI, pipeline files and Spark), so an unknown or malformed one is a
@@ -540,7 +558,7 @@ def read(
             range,
             first_record,
             source_column,
-            _with_transforms(options, transforms),
+            _with_transforms(options, transforms, tables),
         )
     )
 
@@ -555,6 +573,7 @@ def records(
     range: Union[Split, Tuple[int, int], None] = None,
     first_record: int = 0,
     transforms: Union[Sequence[str], str, None] = None,
+    tables: Optional[Dict[str, Union[str, "os.PathLike[str]"]]] = None,
     **options: Any,
 ) -> RecordReader:
     """Streams the records of ``source`` as :class:`Record` objects (no Arrow needed).
@@ -581,17 +600,24 @@ def records(
             None,
             range,
             first_record,
-            extra=_with_transforms(options, transforms),
+            extra=_with_transforms(options, transforms, tables),
         )
     )
 
 
-def _with_transforms(options: Dict[str, Any], transforms: Union[Sequence[str], str, None]) -> Dict[str, Any]:
-    if transforms is None:
-        return options
-    if not isinstance(transforms, (str, list, tuple)):
-        raise TypeError(f"transforms must be a list of specs or one spec, not {type(transforms).__name__}")
-    return dict(options, transforms=transforms)
+def _with_transforms(
+    options: Dict[str, Any], transforms: Union[Sequence[str], str, None], tables: Optional[Dict[str, Any]]
+) -> Dict[str, Any]:
+    out = dict(options)
+    if transforms is not None:
+        if not isinstance(transforms, (str, list, tuple)):
+            raise TypeError(f"transforms must be a list of specs or one spec, not {type(transforms).__name__}")
+        out["transforms"] = transforms
+    if tables is not None:
+        if not isinstance(tables, dict):
+            raise TypeError(f"tables must be a dict of names and CSV files, not {type(tables).__name__}")
+        out["tables"] = tables
+    return out
 
 
 def schema() -> Any:

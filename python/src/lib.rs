@@ -353,13 +353,19 @@ impl Reader {
     fn rejected(&self) -> u64 {
         self.counts.rejected.load(Ordering::Relaxed)
     }
-    /// Records the transforms dropped on purpose (`match`, `since`, …): records in,
-    /// less those out and those rejected, as the CLI's summary counts them.
+    /// Records the transforms dropped on purpose (`match`, `since`, `abort`…):
+    /// `records_in + added - records_out - rejected`, as the CLI's summary counts them.
     #[getter]
     fn filtered(&self) -> u64 {
         let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        n(&self.counts.records_in)
+        (n(&self.counts.records_in) + n(&self.counts.added))
             .saturating_sub(n(&self.counts.records_out) + n(&self.counts.rejected))
+    }
+    /// Records the transforms made beyond one per record read (a `remap` program whose
+    /// result is an array).
+    #[getter]
+    fn added(&self) -> u64 {
+        self.counts.added.load(Ordering::Relaxed)
     }
     /// The transforms' warnings (the first 1000).
     #[getter]

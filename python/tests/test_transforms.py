@@ -136,3 +136,56 @@ def test_dc_warnings_are_kept():
     r = soif.read(data, transforms=["dc"])
     assert pa.table(r).num_rows == 1
     assert any("could not be converted" in w for w in r.warnings), r.warnings
+
+
+# -- remap: a VRL program, its lookup tables, its outcomes ----------------------------------
+
+REMAP = TRANSFORMS / "remap"
+
+
+def test_a_remap_program_with_a_lookup_table_equals_the_cli(tmp_path):
+    chain = ["collapse", f"remap:{REMAP / 'mime.vrl'}"]
+    tables = {"types": REMAP / "types.csv"}
+    want = convert(tmp_path, [HARVEST], chain, "--table", f"types={REMAP / 'types.csv'}")
+    got = pa.table(soif.read(str(HARVEST), transforms=chain, tables=tables))
+    assert rows(got) == rows(want)
+    [row] = rows(got)
+    pairs = [(a["name"], a["value"]) for a in row["attributes"]]
+    assert ("mime", "application/x-compress") in pairs  # Type Compressed, from the table
+    assert ("Embed<1>-mime", "application/postscript") in pairs
+    [r] = soif.records(str(HARVEST), transforms=chain, tables={"types": str(REMAP / "types.csv")})
+    assert r["mime"] == "application/x-compress"
+
+
+def test_remap_outcomes_under_quarantine_equal_the_cli(tmp_path):
+    """Filtered (abort), rejected by assert! (quarantined byte for byte), fan-out."""
+    records = REMAP / "records.soif"
+    chain = [f"remap:{REMAP / 'outcomes.vrl'}"]
+    q, cq = tmp_path / "q.soif", tmp_path / "cli-q.soif"
+    want = convert(tmp_path, [records], chain, "--on-error", "quarantine", "--quarantine", str(cq))
+    reader = soif.read(str(records), transforms=chain, on_error="quarantine", quarantine=q)
+    got = pa.table(reader)
+    assert rows(got) == rows(want)
+    assert [r["url"] for r in rows(got)] == [
+        "ftp://ftp.example.org/pub/report-1.ps",
+        "ftp://ftp.example.org/pub/bundle.tar#a.ps",
+        "ftp://ftp.example.org/pub/bundle.tar#b.ps",
+    ]
+    assert (reader.records_in, reader.records_out, reader.rejected, reader.filtered, reader.added) == (4, 3, 1, 1, 1)
+    data = records.read_bytes()
+    untitled = data[data.index(b"@FILE { ftp://ftp.example.org/pub/untitled.ps") : data.index(b"@FILE { ftp://ftp.example.org/pub/bundle")]
+    assert q.read_bytes() == cq.read_bytes() == untitled
+    [err] = reader.errors
+    assert "no Title" in str(err) and err.record == 3 and err.url == "ftp://ftp.example.org/pub/untitled.ps"
+    # Binary values pass through the program untouched.
+    thumb = [a for a in rows(got)[0]["attributes"] if a["name"] == "Thumbnail"]
+    assert thumb and thumb[0]["bytes"] is not None and thumb[0]["value"] is None
+
+
+def test_a_remap_compile_error_and_a_bad_table_fail_before_reading(tmp_path):
+    bad = tmp_path / "bad.vrl"
+    bad.write_text(".attributes.x = upcase(.attributes.Title)\n")  # fallible, not handled
+    with pytest.raises(ValueError, match="bad.vrl"):
+        soif.read(str(DOCUMENTS), transforms=[f"remap:{bad}"])
+    with pytest.raises(ValueError, match="types"):
+        soif.read(str(DOCUMENTS), transforms=["collapse"], tables={"types": tmp_path / "missing.csv"})

@@ -4,7 +4,8 @@
 //! the batches, with their rejections under the read's error policy exactly as the
 //! engine applies it (docs/contract.md#bad-input).
 //!
-//! - [`build`]: the chain of a [`TransformOptions`] (the files it names read from the
+//! - [`build`]: the chain of a [`TransformOptions`], with its lookup tables for `remap`
+//!   programs (the files it names — programs, tables, mappings, schemas — read from the
 //!   disk, or from the bytes it carries).
 //! - [`ship`]: what a Spark driver hands its executors: the specs, checked by building
 //!   the chain once, with the bytes of every file they read, so that the executors need
@@ -20,9 +21,11 @@ use soif_codecs::Record;
 use soif_options::ErrorPolicy;
 use soif_options::TransformOptions;
 use soif_pipeline::engine::rejection_of;
+use soif_pipeline::transforms::remap::tables::Tables;
 use soif_pipeline::transforms::{self, FileMap, Files, TransformContext};
 use soif_pipeline::Source;
 use soif_pipeline::{finish_chain, Chain, Emit, Error, Transform};
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
@@ -49,8 +52,16 @@ pub fn build(opts: &TransformOptions) -> Result<Transforms, Failure> {
 }
 
 fn build_with(opts: &TransformOptions, files: Files) -> Result<Transforms, Failure> {
+    let tables = Tables::load(
+        opts.tables
+            .iter()
+            .map(|(name, path)| (name.as_str(), Path::new(path))),
+        &files,
+    )
+    .map_err(|e| Failure::Config(format!("tables: {e}")))?;
     let ctx = TransformContext {
         files,
+        tables,
         ..TransformContext::default()
     };
     opts.specs
@@ -231,6 +242,10 @@ impl Emit for Out<'_> {
 
     fn warn(&mut self, message: String) {
         self.core.warn(message);
+    }
+
+    fn added(&mut self, _from: &Record, n: u64) {
+        self.core.added(n);
     }
 }
 

@@ -113,6 +113,9 @@ pub struct Counts {
     pub repaired: AtomicU64,
     pub quarantined: AtomicU64,
     pub not_quarantined: AtomicU64,
+    /// Records the transforms made beyond one per record read (`remap`'s fan-out):
+    /// `records_in + added = records_out + rejected + filtered`.
+    pub added: AtomicU64,
     pub bytes: AtomicU64,
     /// The first [`MAX_ERRORS`] rejections under `skip` and `quarantine`.
     pub errors: Mutex<Vec<Rejection>>,
@@ -465,6 +468,11 @@ impl Core {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Counts records a transform made beyond the one it received (`remap`'s fan-out).
+    pub(crate) fn added(&self, n: u64) {
+        self.counts.added.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Keeps a transform's warning for `Reader.warnings`.

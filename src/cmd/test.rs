@@ -26,6 +26,7 @@ use clap::Args;
 use serde_json::Value as Json;
 use similar::{Algorithm, DiffTag};
 use soif_pipeline::source::Rejection;
+use soif_pipeline::transforms::TransformContext;
 use soif_pipeline::Error;
 use soif_sources::{InputSource, InputSpec};
 use std::io::Write;
@@ -79,6 +80,8 @@ pub fn run(args: TestArgs) -> ExitCode {
 struct Suite {
     path: PathBuf,
     config: PipelineConfig,
+    /// What the transforms get (the `[tables]` loaded once).
+    context: TransformContext,
     /// The cases to run, each with its `output` read.
     cases: Vec<(TestCase, Vec<Json>)>,
 }
@@ -97,7 +100,8 @@ impl Suite {
             ));
         }
         // A chain that cannot be built is a usage error before any case runs.
-        Trial::build(&config.transforms, &config.transform_context()?)?;
+        let context = config.transform_context()?;
+        Trial::build(&config.transforms, &context)?;
         let mut cases = Vec::new();
         for (i, case) in config.tests.iter().enumerate() {
             let which = || format!("[[test]] {} ({:?})", i + 1, case.name);
@@ -128,6 +132,7 @@ impl Suite {
         Ok(Suite {
             path: path.to_path_buf(),
             config,
+            context,
             cases,
         })
     }
@@ -202,7 +207,7 @@ impl Suite {
         };
         let source = InputSource::new(specs, source_options);
         let mut records = Records::new(Box::new(source), self.config.source.decoder_options())?;
-        let mut trial = Trial::build(&self.config.transforms, &self.config.transform_context()?)?;
+        let mut trial = Trial::build(&self.config.transforms, &self.context)?;
         let mut actual = Actual::default();
         while let Some(read) = records.next_read()? {
             actual.records_in += 1;
@@ -220,6 +225,8 @@ impl Suite {
 #[derive(Debug, Default)]
 struct Actual {
     records_in: u64,
+    /// Records made beyond one per record in (fan-out).
+    added: u64,
     records: Vec<Json>,
     rejected: Vec<Rejection>,
     warnings: Vec<String>,
@@ -231,11 +238,12 @@ impl Actual {
             .extend(outcome.records.iter().map(record_diff::shape));
         self.rejected.extend(outcome.rejected);
         self.warnings.extend(outcome.warnings);
+        self.added += outcome.added;
     }
 
-    /// As a run counts them: records in, less those out and those rejected.
+    /// As a run counts them: records in and added, less those out and those rejected.
     fn filtered(&self) -> u64 {
-        self.records_in
+        (self.records_in + self.added)
             .saturating_sub(self.records.len() as u64 + self.rejected.len() as u64)
     }
 }

@@ -407,3 +407,138 @@ fn a_case_recorded_by_try_passes_and_fails_when_the_chain_changes() {
         stdout(&out)
     );
 }
+
+/// The pipeline file of docs/testing.md whose chain runs a `remap` program (its second
+/// ```toml block).
+fn doc_remap_pipeline() -> String {
+    let docs = docs();
+    let block = docs.split("```toml\n").nth(2).unwrap();
+    block[..block.find("```").unwrap()].to_string()
+}
+
+#[test]
+fn remap_outcomes_are_test_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = doc_remap_pipeline();
+    assert!(text.contains("{ remap = '''") && text.contains("[tables]"));
+    let path = write(dir.path(), "remap.toml", &text);
+    let out = soif(&["test", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.ends_with(" ... ok"))
+            .count(),
+        4,
+        "{}",
+        stdout(&out)
+    );
+
+    // A looked-up value other than expected, an `abort` taken for a rejection, a failed
+    // `assert!` with another message, and a fan-out counted wrong.
+    let changed = text
+        .replace(
+            "\"mime\":\"application/x-compress\"",
+            "\"mime\":\"application/gzip\"",
+        )
+        .replace(
+            "filtered = 1\n\n[[test]]\nname = \"records without",
+            "rejected = \"draft\"\n\n[[test]]\nname = \"records without",
+        )
+        .replace("rejected = \"no Title\"", "rejected = \"no Author\"")
+        .replace(
+            "\"Member\":\"b.ps\"}}\n'''\nfiltered = 1",
+            "\"Member\":\"b.ps\"}}\n'''\nfiltered = 0",
+        );
+    let path = write(dir.path(), "changed.toml", &changed);
+    let out = soif(&["test", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report = stdout(&out);
+    for expected in [
+        "test the MIME type comes from the table ... FAILED\n",
+        "    attributes.mime: expected \"application/gzip\", actual \"application/x-compress\"\n",
+        "test drafts are dropped ... FAILED\n",
+        "    rejection 1: expected a reason containing \"draft\", but none\n",
+        "  filtered: expected 0, actual 1 (of 1 record read)\n",
+        "    rejection 1: expected a reason containing \"no Author\", actual \"remap: no Title (",
+        "test a bundle becomes one record per member ... FAILED\n",
+        "  filtered: expected 0, actual 1 (of 2 records read)\n",
+        "\n0 passed, 4 failed\n",
+    ] {
+        assert!(report.contains(expected), "{expected:?} not in:\n{report}");
+    }
+}
+
+#[test]
+fn try_shows_what_a_program_does_to_each_record() {
+    let out = soif(&[
+        "try",
+        "-t",
+        "collapse",
+        "-t",
+        "remap:tests/fixtures/transforms/remap/outcomes.vrl",
+        "tests/fixtures/transforms/remap/records.soif",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report = stdout(&out);
+    let headers: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("record "))
+        .collect();
+    assert_eq!(headers.len(), 4, "{report}");
+    assert!(headers[0].ends_with("): passed"), "{report}");
+    assert!(
+        headers[1].ends_with("): filtered (no record out)"),
+        "{report}"
+    );
+    assert!(
+        headers[2].contains(
+            "): rejected: remap: no Title (tests/fixtures/transforms/remap/outcomes.vrl:"
+        ),
+        "{report}"
+    );
+    assert!(
+        headers[3].ends_with("): fanned out into 2 records"),
+        "{report}"
+    );
+    // A value that is not UTF-8 goes through untouched (and is shown as JSON Lines has it).
+    assert!(
+        report.contains("> {\"template\":\"FILE\",\"url\":\"ftp://ftp.example.org/pub/report-1.ps\",\"attributes\":{\"Title\":\"Sorts and Types\",\"Author\":{\"base64\":\"Sm9z6SBHYXJj7WE=\"}"),
+        "{report}"
+    );
+    assert!(
+        report.ends_with("\n4 records read: 2 passed, 1 filtered, 1 rejected; 3 out\n"),
+        "{report}"
+    );
+
+    // --changes names what the program added, with values that are not UTF-8 escaped.
+    let out = soif(&[
+        "try",
+        "--changes",
+        "-n",
+        "1",
+        "-t",
+        "remap:tests/fixtures/transforms/remap/outcomes.vrl",
+        "tests/fixtures/transforms/remap/records.soif",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\n  + attributes.read_from: \"tests/fixtures/transforms/remap/records.soif record 1\"\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_program_that_does_not_compile_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = doc_remap_pipeline().replace(
+        "if .attributes.Status == \"draft\" { abort }",
+        "if .attributes.Status == \"draft\" { abort",
+    );
+    let path = write(dir.path(), "broken.toml", &text);
+    let out = soif(&["test", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).is_empty());
+    assert!(stderr(&out).contains("transforms[1]"), "{}", stderr(&out));
+}

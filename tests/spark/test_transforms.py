@@ -83,3 +83,41 @@ def test_the_schema_is_the_layout_with_or_without_transforms(spark):
     chained = load(spark, str(INVALID), transforms='["collapse"]')
     assert chained.schema == plain.schema
     assert isinstance(chained.toArrow(), pa.Table)
+
+
+REMAP = TRANSFORMS / "remap"
+
+
+def test_remap_with_a_table_equals_the_cli(spark, soif_bin, tmp_path):
+    """A VRL program and a lookup table, read on the driver and shipped to the tasks."""
+    import subprocess
+
+    import pyarrow.parquet as pq
+
+    path = str(FIXTURES / "harvest" / "ecrc-93-10.soif")
+    program, table = tmp_path / "mime.vrl", tmp_path / "types.csv"
+    shutil.copy(REMAP / "mime.vrl", program)
+    shutil.copy(REMAP / "types.csv", table)
+    chain = ["collapse", f"remap:{program}"]
+    out = tmp_path / "cli.parquet"
+    args = [soif_bin, "convert", path, "--to", "parquet", "-o", str(out), "-q", "--table", f"types={table}"]
+    for spec in chain:
+        args += ["-t", spec]
+    subprocess.run(args, check=True, capture_output=True)
+    want = layout_rows(pq.read_table(out))
+    df = load(spark, path, transforms=json.dumps(chain), tables=json.dumps({"types": str(table)}))
+    assert spark_rows(df) == want
+    assert any(a["name"] == "mime" for a in want[0]["attributes"])
+
+
+def test_remap_outcomes_follow_the_mode(spark, convert):
+    records = str(REMAP / "records.soif")
+    chain = [f"remap:{REMAP / 'outcomes.vrl'}"]
+    want = layout_rows(convert(records, transforms=chain))
+    assert len(want) == 3  # the draft filtered, the untitled rejected, the bundle split in two
+    got = load(spark, records, transforms=json.dumps(chain), splitSize="1").toArrow()
+    good = got.filter(got.column("_corrupt_record").is_null())
+    assert layout_rows(good) == want
+    [c] = [x for x in got.column("_corrupt_record").to_pylist() if x is not None]
+    assert c["bytes"].startswith(b"@FILE { ftp://ftp.example.org/pub/untitled.ps") and c["record"] == 3
+    assert "no Title" in c["error"]

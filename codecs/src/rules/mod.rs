@@ -8,11 +8,13 @@
 //! - [`names`]: attribute names — the `-N` multi-value suffix, `Embed<n>-` parts, matching;
 //! - [`collapse`]: between flat names (`Author-1`, `Author-2`) and lists / nested parts;
 //! - [`dc`]: the Dublin Core element table and the crosswalk to the `Dublin-Core` template;
-//! - [`schema`]: reading an RDM `@SCHEMA` file.
+//! - [`schema`]: reading an RDM `@SCHEMA` file;
+//! - [`file`]: reading such a file whole, within a bound.
 
 pub mod collapse;
 pub mod dates;
 pub mod dc;
+pub mod file;
 pub mod names;
 pub mod schema;
 pub mod text;

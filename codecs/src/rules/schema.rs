@@ -5,7 +5,6 @@
 use crate::rdm::Schema;
 use crate::run_error::Error;
 use crate::soif::{decode_all, DecoderOptions};
-use std::io::Read;
 use std::path::Path;
 
 /// A schema file is configuration, not data: refuse anything larger than this.
@@ -13,19 +12,7 @@ pub const MAX_SCHEMA_FILE: u64 = 16 << 20;
 
 /// Reads the first `@SCHEMA` object of a SOIF file.
 pub fn load_schema(path: &Path) -> Result<Schema, Error> {
-    let shown = path.display();
-    let file = std::fs::File::open(path)
-        .map_err(|e| Error::Config(format!("cannot open the schema {shown}: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SCHEMA_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::Config(format!("cannot read the schema {shown}: {e}")))?;
-    if bytes.len() as u64 > MAX_SCHEMA_FILE {
-        return Err(Error::Config(format!(
-            "the schema {shown} is larger than {} MiB",
-            MAX_SCHEMA_FILE >> 20
-        )));
-    }
+    let bytes = super::file::read_bounded(path, "schema", MAX_SCHEMA_FILE)?;
     parse_schema(path, &bytes)
 }
 

@@ -24,7 +24,6 @@
 use crate::Error;
 use bytes::Bytes;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -76,25 +75,12 @@ impl Files {
     /// larger file, or one that cannot be read, is an [`Error::Config`] naming it.
     pub fn read(&self, path: &Path, what: &str, max: u64) -> Result<Bytes, Error> {
         let key = path.to_string_lossy();
-        let shown = path.display();
         if let Mode::Shipped(files) = &self.mode {
             if let Some(b) = files.get(key.as_ref()) {
                 return Ok(b.clone());
             }
         }
-        let file = std::fs::File::open(path)
-            .map_err(|e| Error::Config(format!("cannot open the {what} {shown}: {e}")))?;
-        let mut bytes = Vec::new();
-        file.take(max.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::Config(format!("cannot read the {what} {shown}: {e}")))?;
-        if bytes.len() as u64 > max {
-            return Err(Error::Config(format!(
-                "the {what} {shown} is larger than {} MiB",
-                max >> 20
-            )));
-        }
-        let bytes = Bytes::from(bytes);
+        let bytes = Bytes::from(soif_codecs::rules::file::read_bounded(path, what, max)?);
         if let Mode::Recording(m) = &self.mode {
             if let Ok(mut m) = m.lock() {
                 m.insert(key.into_owned(), bytes.clone());
@@ -102,9 +88,7 @@ impl Files {
         }
         Ok(bytes)
     }
-}
 
-impl Files {
     /// The first `@SCHEMA` object of the file `path`.
     pub fn schema(&self, path: &Path) -> Result<soif_codecs::rdm::Schema, Error> {
         use soif_codecs::rules::schema::{parse_schema, MAX_SCHEMA_FILE};

@@ -315,6 +315,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_transform_is_a_spec_or_an_inline_program() {
+        #[derive(serde::Deserialize)]
+        struct File {
+            transforms: Vec<TransformSpec>,
+        }
+        let parsed: Result<File, _> =
+            toml::from_str("transforms = [\"collapse\", { remap = '.x = 1' }]");
+        let specs = parsed.map(|f| f.transforms).ok();
+        assert_eq!(
+            specs,
+            Some(vec![
+                TransformSpec::from("collapse"),
+                TransformSpec::Remap {
+                    source: ".x = 1".into(),
+                    origin: "an inline program".into()
+                }
+            ])
+        );
+        let bad: Result<File, _> = toml::from_str("transforms = [{ remapp = '.' }]");
+        assert!(bad.is_err_and(|e| e.to_string().contains("an inline program { remap")));
+        let built = TransformSpec::Remap {
+            source: ".attributes.x = 1".into(),
+            origin: "t".into(),
+        }
+        .build(&TransformContext::default());
+        assert!(built.is_ok_and(|t| t.name() == "remap"));
+    }
+
+    #[test]
     fn unknown_and_bad_specs_are_config_errors() {
         let ctx = TransformContext::default();
         let e = build("frobnicate", &ctx).err().map(|e| e.to_string());

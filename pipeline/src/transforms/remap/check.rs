@@ -281,6 +281,16 @@ fn is_plain(v: &Value) -> bool {
 
 /// The bytes of a plain value: bytes as they are, scalars as their text.
 fn plain(v: Value) -> Result<Bytes, Fault> {
+    scalar_text(v).map_err(|v| match v {
+        Value::Null => Fault::new("is null, not a value (del() removes an attribute)"),
+        other => Fault::new(format!("is {}, not a value", kind_name(&other))),
+    })
+}
+
+/// The bytes of a scalar: bytes as they are, integers, floats, booleans, timestamps
+/// (RFC 3339, UTC) and regular expressions as their text, as VRL's `to_string` writes
+/// them. Null, arrays and objects come back as they were.
+pub fn scalar_text(v: Value) -> Result<Bytes, Value> {
     Ok(match v {
         Value::Bytes(b) => b,
         Value::String(s) => s.as_bytes().clone(),
@@ -289,14 +299,7 @@ fn plain(v: Value) -> Result<Bytes, Fault> {
         Value::Boolean(b) => Bytes::from_static(if b { b"true" } else { b"false" }),
         Value::Timestamp(t) => Bytes::from(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
         Value::Regex(r) => Bytes::from(r.to_string()),
-        Value::Null => {
-            return Err(Fault::new(
-                "is null, not a value (del() removes an attribute)",
-            ))
-        }
-        other @ (Value::Array(_) | Value::Object(_)) => {
-            return Err(Fault::new(format!("is {}, not a value", kind_name(&other))))
-        }
+        other @ (Value::Null | Value::Array(_) | Value::Object(_)) => return Err(other),
     })
 }
 

@@ -26,6 +26,7 @@
 //! with `to_int!`, `parse_timestamp!` and so on). Exact-match conditions are served by a
 //! hash index built when the program compiles; a search with a `wildcard` scans the table.
 
+use super::check::scalar_text;
 use super::tables::{Case, Condition, Index, Table, Tables};
 use std::sync::{Arc, LazyLock};
 use vrl::diagnostic::Label;
@@ -306,20 +307,10 @@ fn condition(column: usize, value: Value) -> Result<Option<Condition>, Expressio
     Ok(text(value).map(|value| Condition::Equals { column, value }))
 }
 
-/// A value as the text a cell would hold: bytes as they are, numbers and booleans as
-/// their text; `None` for null, arrays and objects.
+/// A value as the text a cell would hold (see [`scalar_text`]); `None` for null, arrays
+/// and objects.
 fn text(value: Value) -> Option<Bytes> {
-    match value {
-        Value::Bytes(b) => Some(b),
-        Value::String(s) => Some(s.as_bytes().clone()),
-        Value::Integer(i) => Some(Bytes::from(i.to_string())),
-        Value::Float(f) => Some(Bytes::from(f.to_string())),
-        Value::Boolean(b) => Some(Bytes::from(b.to_string())),
-        Value::Timestamp(t) => Some(Bytes::from(
-            t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-        )),
-        _ => None,
-    }
+    scalar_text(value).ok()
 }
 
 /// A compile-time error of these functions, pointing at the call.
