@@ -8,7 +8,7 @@
 //! taking the flags that concern it.
 
 use crate::parquet::{Compression, Layout};
-use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Charset, Format};
+use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sparql, sqlite, Charset, Format};
 use serde::{Deserialize, Deserializer};
 use soif_options::OptionError;
 use soif_pipeline::Error;
@@ -25,6 +25,7 @@ pub enum SinkConfig {
     Rdfxml(rdfxml::Config),
     Sqlite(sqlite::Config),
     Rdm(rdm::Config),
+    Sparql(sparql::Config),
     Parquet(parquet::Config),
     Arrow(arrow::Config),
     Null(null::Config),
@@ -42,6 +43,7 @@ macro_rules! output_field {
             SinkConfig::Rdfxml($c) => Some($field),
             SinkConfig::Sqlite($c) => Some($field),
             SinkConfig::Rdm($c) => Some($field),
+            SinkConfig::Sparql($c) => Some($field),
             SinkConfig::Parquet($c) => Some($field),
             SinkConfig::Arrow($c) => Some($field),
             SinkConfig::Null(_) => None,
@@ -79,6 +81,7 @@ impl<'de> Deserialize<'de> for SinkConfig {
             Format::Rdfxml => typed(v).map(SinkConfig::Rdfxml),
             Format::Sqlite => typed(v).map(SinkConfig::Sqlite),
             Format::Rdm => typed(v).map(SinkConfig::Rdm),
+            Format::Sparql => typed(v).map(SinkConfig::Sparql),
             Format::Parquet => typed(v).map(SinkConfig::Parquet),
             Format::Arrow => typed(v).map(SinkConfig::Arrow),
             Format::Null => typed(v).map(SinkConfig::Null),
@@ -113,6 +116,7 @@ impl SinkConfig {
             SinkConfig::Rdfxml(_) => Format::Rdfxml,
             SinkConfig::Sqlite(_) => Format::Sqlite,
             SinkConfig::Rdm(_) => Format::Rdm,
+            SinkConfig::Sparql(_) => Format::Sparql,
             SinkConfig::Parquet(_) => Format::Parquet,
             SinkConfig::Arrow(_) => Format::Arrow,
             SinkConfig::Null(_) => Format::Null,
@@ -191,12 +195,13 @@ pub struct RunContext {
 /// [`SinkConfig`] of one format, which takes the flags that concern it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SinkArgs {
-    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
+    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, sparql, parquet, arrow (an Arrow IPC
     /// stream), or null (parse and count only).
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
 
-    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL.
+    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL; for
+    /// sparql, a SPARQL Update endpoint's URL.
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: Option<String>,
 
@@ -224,7 +229,7 @@ pub struct SinkArgs {
     pub dcterms: bool,
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
-    /// RDM records per POST (default 1000).
+    /// RDM and SPARQL records per POST (default 1000).
     #[arg(long, value_name = "N")]
     pub batch_size: Option<usize>,
 
@@ -243,7 +248,7 @@ pub struct SinkArgs {
     #[arg(long, value_name = "LAYOUT", value_parser = Layout::ALL)]
     pub parquet_layout: Option<String>,
 
-    /// Bearer token for an rdm output.
+    /// Bearer token for an rdm or sparql output.
     #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 
@@ -272,7 +277,10 @@ const FORMAT_FLAGS: [(&str, &[Format]); 9] = [
     ("--list-separator", &[Format::Csv, Format::Parquet]),
     ("--bom", &[Format::Csv]),
     ("--dcterms", &[Format::Rdfxml]),
-    ("--batch-size", &[Format::Sqlite, Format::Rdm]),
+    (
+        "--batch-size",
+        &[Format::Sqlite, Format::Rdm, Format::Sparql],
+    ),
     ("--compression", &[Format::Parquet]),
     ("--parquet-layout", &[Format::Parquet]),
     ("--gzip-posts", &[Format::Rdm]),
@@ -318,6 +326,11 @@ impl SinkArgs {
                 token: self.token.clone(),
                 batch_size: self.batch_size,
                 gzip_posts: self.gzip_posts,
+            }),
+            Format::Sparql => SinkConfig::Sparql(sparql::Config {
+                output,
+                token: self.token.clone(),
+                batch_size: self.batch_size,
             }),
             Format::Parquet => SinkConfig::Parquet(parquet::Config {
                 output,
