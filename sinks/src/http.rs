@@ -113,6 +113,34 @@ impl Reply {
     }
 }
 
+/// A bearer token (`Authorization: Bearer …`), kept out of `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Bearer(String);
+
+impl Bearer {
+    /// The token, unless there is none or it is empty.
+    pub fn new(token: Option<String>) -> Option<Bearer> {
+        token.filter(|t| !t.is_empty()).map(Bearer)
+    }
+
+    /// `request` with the token, when there is one.
+    pub fn authorize(
+        token: Option<&Bearer>,
+        request: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        match token {
+            Some(Bearer(t)) => request.bearer_auth(t),
+            None => request,
+        }
+    }
+}
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer(…)")
+    }
+}
+
 /// Why a request was not stored.
 #[derive(Debug, PartialEq)]
 pub enum Failure {
@@ -354,6 +382,13 @@ mod tests {
         assert_eq!(p.wait(10, None), MAX_BACKOFF);
         assert_eq!(p.wait(0, Some(ms(3000))), ms(3000));
         assert_eq!(p.wait(0, Some(Duration::from_secs(3600))), MAX_RETRY_AFTER);
+    }
+
+    #[test]
+    fn a_token_is_not_shown() {
+        let t = Bearer::new(Some("secret".into()));
+        assert!(!format!("{t:?}").contains("secret"));
+        assert_eq!(Bearer::new(Some(String::new())), None);
     }
 
     #[test]

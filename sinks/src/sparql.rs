@@ -43,7 +43,7 @@
 //! (docs/nightly-runs.md), leaves the store as one clean run would. Records without a
 //! URL (`-`) cannot be keyed and are rejected here, one by one, under `--on-error`.
 
-use crate::http::{Attempt, Failure, Poster, Reply};
+use crate::http::{Attempt, Bearer, Failure, Poster, Reply};
 use crate::rdf::mapping::{to_iri, Mapping};
 use bytes::Bytes;
 use foldhash::HashSet;
@@ -178,9 +178,10 @@ impl Batch {
 }
 
 /// The `sparql` sink (see the module doc).
+#[derive(Debug)]
 pub struct SparqlSink {
     endpoint: String,
-    token: Option<String>,
+    token: Option<Bearer>,
     batch_size: usize,
     poster: Poster,
     batch: Batch,
@@ -189,16 +190,6 @@ pub struct SparqlSink {
     triples: Vec<u8>,
     /// Records stored (the endpoint answered their batch with a 2xx).
     sent: u64,
-}
-
-impl std::fmt::Debug for SparqlSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparqlSink")
-            .field("endpoint", &self.endpoint)
-            .field("batch_size", &self.batch_size)
-            .field("sent", &self.sent)
-            .finish()
-    }
 }
 
 impl SparqlSink {
@@ -219,7 +210,7 @@ impl SparqlSink {
             .map_err(|e| Error::Config(format!("sparql output {endpoint:?}: {e}")))?;
         Ok(SparqlSink {
             endpoint: endpoint.to_string(),
-            token: token.filter(|t| !t.is_empty()),
+            token: Bearer::new(token),
             batch_size: batch_size.max(1),
             // A redirected POST may come back as a GET: refuse instead (the 3xx names
             // where the endpoint moved).
@@ -248,7 +239,7 @@ impl SparqlSink {
             return Ok(());
         }
         let body = Bytes::from(self.batch.update());
-        let (endpoint, token) = (&self.endpoint, self.token.as_deref());
+        let (endpoint, token) = (&self.endpoint, self.token.as_ref());
         let n = self.batch.len();
         let sent = self.poster.post(
             &format!("the batch of {n} records"),
@@ -257,10 +248,7 @@ impl SparqlSink {
                     .post(endpoint)
                     .header(reqwest::header::CONTENT_TYPE, UPDATE_CONTENT_TYPE)
                     .body(body.clone());
-                match token {
-                    Some(t) => req.bearer_auth(t),
-                    None => req,
-                }
+                Bearer::authorize(token, req)
             },
             judge,
         );
