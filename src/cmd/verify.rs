@@ -19,8 +19,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Check that a target (a catalog or files a conversion wrote) holds exactly what
-/// converting the sources writes.
+/// Check that a catalog or files hold what converting the sources writes.
+///
+/// Reads the sources as the conversion did (same options, same -t transforms) and the
+/// target back, and compares them record by record: missing, extra, changed, deletions
+/// not applied.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   soif convert archive/ -t collapse --to sqlite -o catalog.db
