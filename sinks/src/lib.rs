@@ -28,6 +28,7 @@ pub mod null;
 pub mod options;
 pub mod output;
 pub mod parquet;
+pub mod rdf;
 pub mod rdfxml;
 pub mod rdm;
 pub mod soif;
