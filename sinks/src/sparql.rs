@@ -44,7 +44,7 @@
 //! URL (`-`) cannot be keyed and are rejected here, one by one, under `--on-error`.
 
 use crate::http::{Attempt, Bearer, Failure, Poster, Reply};
-use crate::rdf::mapping::{to_iri, Mapping};
+use crate::rdf::mapping::{subject_iri, Mapping};
 use bytes::Bytes;
 use foldhash::HashSet;
 use percent_encoding::{percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -54,8 +54,7 @@ use std::io::Write as _;
 use std::time::Duration;
 
 /// `[[sink]] format = "sparql"` / `--to sparql`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// The SPARQL 1.1 Update endpoint, an http(s) URL (required).
     pub output: Option<String>,
@@ -82,13 +81,11 @@ const MAX_QUOTED: usize = 500;
 pub const URL_GRAPH: &str = "urn:x-soif:url:";
 
 /// The graph a record's triples go to, named by its URL: the record's subject when the
-/// URL names an IRI (the mapping's [`to_iri`]), else [`URL_GRAPH`] followed by the URL
-/// with every byte but ASCII letters, digits and `-._~` percent-encoded.
+/// URL names an IRI ([`subject_iri`]), else [`URL_GRAPH`] followed by the URL with every
+/// byte but ASCII letters, digits and `-._~` percent-encoded.
 pub fn graph_iri(url: &[u8]) -> String {
-    if let Some(iri) = std::str::from_utf8(url).ok().and_then(to_iri) {
-        if oxrdf::NamedNode::new(iri.as_str()).is_ok() {
-            return iri;
-        }
+    if let Some(iri) = subject_iri(url) {
+        return iri.into_string();
     }
     const KEEP: &AsciiSet = &NON_ALPHANUMERIC
         .remove(b'-')
@@ -344,7 +341,9 @@ impl Sink for SparqlSink {
     }
 
     fn take_notices(&mut self) -> Vec<String> {
-        self.poster.take_notices()
+        let mut notices = self.mapping.take_notices();
+        notices.extend(self.poster.take_notices());
+        notices
     }
 }
 
@@ -443,11 +442,8 @@ mod tests {
         // As the mapping makes the subject.
         assert_eq!(graph_iri(b"http://h/a b"), "http://h/a%20b");
         assert_eq!(graph_iri(b"no-scheme\xff"), "urn:x-soif:url:no-scheme%FF");
-        assert_eq!(graph_iri(b"x\xff"), "urn:x-soif:url:x%FF");
-        assert_eq!(
-            graph_iri(b"ftp://h/\xff"),
-            "urn:x-soif:url:ftp%3A%2F%2Fh%2F%FF"
-        );
+        assert_eq!(graph_iri(b"x y"), "urn:x-soif:url:x%20y");
+        assert_eq!(graph_iri(b"ftp://h/\xff"), "ftp://h/%FF");
         for url in [&b"http://h/a b"[..], b"\xff\xfe", b"a<b>"] {
             assert!(oxrdf::NamedNode::new(graph_iri(url)).is_ok());
         }

@@ -114,6 +114,8 @@ pub struct Mapping {
     predicate: String,
     /// One base64 value, reused.
     base64: String,
+    /// Messages for the warnings counted since the last [`Mapping::take_notices`].
+    notices: Vec<String>,
 }
 
 impl Mapping {
@@ -127,20 +129,27 @@ impl Mapping {
         self.warnings
     }
 
-    /// The subject of `record` (the next blank node when its URL names no IRI; this counts
-    /// it, so call it once per record — [`Mapping::record`] does).
+    /// The subject of `record`: [`subject_iri`] of its URL, else the next blank node
+    /// (this counts it, so call it once per record — [`Mapping::record`] does).
     pub fn subject(&mut self, record: &Record) -> NamedOrBlankNode {
         if !record.has_no_url() {
-            let url = url_text(&record.url);
-            if let Some(iri) = to_iri(&url) {
-                if let Ok(node) = NamedNode::new(iri) {
-                    return node.into();
-                }
+            if let Some(node) = subject_iri(&record.url) {
+                return node.into();
             }
             self.warnings += 1;
+            self.notices.push(format!(
+                "URL `{}` names no IRI: the subject is a blank node, the URL soif:url",
+                String::from_utf8_lossy(&record.url)
+            ));
         }
         self.blanks += 1;
         BlankNode::new_unchecked(format!("r{}", self.blanks)).into()
+    }
+
+    /// What the last records' warnings were about (a URL that names no IRI, a value the
+    /// crosswalk could not convert), taken once.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 
     /// Calls `emit` with each triple of `record`, in the order the module docs give;
@@ -170,6 +179,14 @@ impl Mapping {
         } else {
             let (r, notes) = Crosswalk::default_table().apply(record);
             self.warnings += notes.len() as u64;
+            for n in notes {
+                self.notices.push(format!(
+                    "dcterms:{}: `{}` kept as it was ({})",
+                    n.element.to_ascii_lowercase(),
+                    n.value,
+                    n.reason
+                ));
+            }
             Cow::Owned(r)
         };
         for attr in &mapped.flattened().attributes {
@@ -214,6 +231,15 @@ impl Mapping {
             .unwrap_or_else(|never| match never {});
         (subject, out)
     }
+}
+
+/// The record URL `url` as a subject IRI ([`to_iri`] of it, bytes that are not UTF-8 as
+/// `%HH`), when it is an absolute URL that makes a valid IRI; `None` for `-` and others.
+pub fn subject_iri(url: &[u8]) -> Option<NamedNode> {
+    if url == b"-" {
+        return None;
+    }
+    NamedNode::new(to_iri(&url_text(url))?).ok()
 }
 
 /// The literal for a value: plain text when it is UTF-8 that XML can carry, else
@@ -531,6 +557,19 @@ mod tests {
             "_:r2 <urn:x-soif:record:1#url> \"draft.txt\""
         );
         assert_eq!(m.warnings(), 1);
+        assert_eq!(
+            m.take_notices(),
+            ["URL `draft.txt` names no IRI: the subject is a blank node, the URL soif:url"]
+        );
+        assert!(m.take_notices().is_empty());
+        assert_eq!(subject_iri(b"-"), None);
+        assert_eq!(subject_iri(b"x y").map(NamedNode::into_string), None);
+        assert_eq!(
+            subject_iri(b"http://x/a b")
+                .map(NamedNode::into_string)
+                .as_deref(),
+            Some("http://x/a%20b")
+        );
         // Percent-encoded subject: the URL as it was in soif:url.
         let (s, t) = m.triples(&Record::new("FILE", "http://x/a b"));
         assert_eq!(s.to_string(), "<http://x/a%20b>");
