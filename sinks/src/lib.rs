@@ -24,6 +24,7 @@ pub mod jsonl;
 pub mod null;
 pub mod output;
 pub mod parquet;
+pub mod rdf;
 pub mod rdfxml;
 pub mod rdm;
 pub mod soif;
