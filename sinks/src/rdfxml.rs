@@ -228,16 +228,13 @@ impl<W: Write + Send> Sink for RdfXmlSink<W> {
 use soif_codecs::rules::dc::is_dublin_core;
 
 /// `[[sink]] format = "rdfxml"` / `--to rdfxml`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,
     /// Also write qualified DCMI terms.
-    #[serde(default)]
     pub dcterms: bool,
     /// Values that are not UTF-8: replaced (`utf8`) or read as ISO 8859-1.
-    #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: Charset,
 }
 
