@@ -8,7 +8,7 @@
 //! taking the flags that concern it.
 
 use crate::parquet::{Compression, Layout};
-use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Charset, Format};
+use crate::{arrow, csv, jsonl, null, parquet, rdf, rdm, soif, sqlite, Charset, Format};
 use serde::{Deserialize, Deserializer};
 use soif_options::OptionError;
 use soif_pipeline::Error;
@@ -22,7 +22,10 @@ pub enum SinkConfig {
     Jsonl(jsonl::Config),
     Soif(soif::Config),
     Csv(csv::Config),
-    Rdfxml(rdfxml::Config),
+    Rdfxml(rdf::Config),
+    Ntriples(rdf::Config),
+    Turtle(rdf::Config),
+    Jsonld(rdf::Config),
     Sqlite(sqlite::Config),
     Rdm(rdm::Config),
     Parquet(parquet::Config),
@@ -40,6 +43,9 @@ macro_rules! output_field {
             SinkConfig::Soif($c) => Some($field),
             SinkConfig::Csv($c) => Some($field),
             SinkConfig::Rdfxml($c) => Some($field),
+            SinkConfig::Ntriples($c) => Some($field),
+            SinkConfig::Turtle($c) => Some($field),
+            SinkConfig::Jsonld($c) => Some($field),
             SinkConfig::Sqlite($c) => Some($field),
             SinkConfig::Rdm($c) => Some($field),
             SinkConfig::Parquet($c) => Some($field),
@@ -77,6 +83,9 @@ impl<'de> Deserialize<'de> for SinkConfig {
             Format::Soif => typed(v).map(SinkConfig::Soif),
             Format::Csv => typed(v).map(SinkConfig::Csv),
             Format::Rdfxml => typed(v).map(SinkConfig::Rdfxml),
+            Format::Ntriples => typed(v).map(SinkConfig::Ntriples),
+            Format::Turtle => typed(v).map(SinkConfig::Turtle),
+            Format::Jsonld => typed(v).map(SinkConfig::Jsonld),
             Format::Sqlite => typed(v).map(SinkConfig::Sqlite),
             Format::Rdm => typed(v).map(SinkConfig::Rdm),
             Format::Parquet => typed(v).map(SinkConfig::Parquet),
@@ -111,6 +120,9 @@ impl SinkConfig {
             SinkConfig::Soif(_) => Format::Soif,
             SinkConfig::Csv(_) => Format::Csv,
             SinkConfig::Rdfxml(_) => Format::Rdfxml,
+            SinkConfig::Ntriples(_) => Format::Ntriples,
+            SinkConfig::Turtle(_) => Format::Turtle,
+            SinkConfig::Jsonld(_) => Format::Jsonld,
             SinkConfig::Sqlite(_) => Format::Sqlite,
             SinkConfig::Rdm(_) => Format::Rdm,
             SinkConfig::Parquet(_) => Format::Parquet,
@@ -191,8 +203,8 @@ pub struct RunContext {
 /// [`SinkConfig`] of one format, which takes the flags that concern it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SinkArgs {
-    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
-    /// stream), or null (parse and count only).
+    /// Output format: jsonl, soif, csv, rdfxml, ntriples, turtle, jsonld, sqlite, rdm,
+    /// parquet, arrow (an Arrow IPC stream), or null (parse and count only).
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
 
@@ -202,7 +214,7 @@ pub struct SinkArgs {
 
     /// How to write values that are not UTF-8 where text is needed: `utf8` (the default;
     /// JSON gets {"base64": …}, text formats a replacement) or `latin1` (read them as ISO
-    /// 8859-1). For jsonl, csv, rdfxml, sqlite and parquet.
+    /// 8859-1). For jsonl, csv, sqlite and parquet.
     #[arg(long, value_name = "CHARSET", value_parser = ["utf8", "latin1"])]
     pub charset: Option<String>,
 
@@ -218,10 +230,6 @@ pub struct SinkArgs {
     /// CSV: start with a UTF-8 byte-order mark, so that Excel reads the file as UTF-8.
     #[arg(long)]
     pub bom: bool,
-
-    /// RDF/XML: also write qualified DCMI terms.
-    #[arg(long)]
-    pub dcterms: bool,
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
     /// RDM records per POST (default 1000).
@@ -257,21 +265,14 @@ pub struct SinkArgs {
 /// them (`--to jsonl --bom` is a mistake, not a no-op), as a `[[sink]]` table refuses a
 /// key of another format. (`--output`, `--schema`, which transforms use too, and
 /// `--token`, which may come from the environment, are left out.)
-const FORMAT_FLAGS: [(&str, &[Format]); 9] = [
+const FORMAT_FLAGS: [(&str, &[Format]); 8] = [
     (
         "--charset",
-        &[
-            Format::Jsonl,
-            Format::Csv,
-            Format::Rdfxml,
-            Format::Sqlite,
-            Format::Parquet,
-        ],
+        &[Format::Jsonl, Format::Csv, Format::Sqlite, Format::Parquet],
     ),
     ("--columns", &[Format::Csv, Format::Parquet]),
     ("--list-separator", &[Format::Csv, Format::Parquet]),
     ("--bom", &[Format::Csv]),
-    ("--dcterms", &[Format::Rdfxml]),
     ("--batch-size", &[Format::Sqlite, Format::Rdm]),
     ("--compression", &[Format::Parquet]),
     ("--parquet-layout", &[Format::Parquet]),
@@ -302,11 +303,10 @@ impl SinkArgs {
                 bom: self.bom,
                 schema: self.schema.clone(),
             }),
-            Format::Rdfxml => SinkConfig::Rdfxml(rdfxml::Config {
-                output,
-                dcterms: self.dcterms,
-                charset,
-            }),
+            Format::Rdfxml => SinkConfig::Rdfxml(rdf::Config { output }),
+            Format::Ntriples => SinkConfig::Ntriples(rdf::Config { output }),
+            Format::Turtle => SinkConfig::Turtle(rdf::Config { output }),
+            Format::Jsonld => SinkConfig::Jsonld(rdf::Config { output }),
             Format::Sqlite => SinkConfig::Sqlite(sqlite::Config {
                 output,
                 schema: self.schema.clone(),
@@ -346,7 +346,6 @@ impl SinkArgs {
             "--columns" => self.columns.is_some(),
             "--list-separator" => self.list_separator.is_some(),
             "--bom" => self.bom,
-            "--dcterms" => self.dcterms,
             "--batch-size" => self.batch_size.is_some(),
             "--compression" => self.compression.is_some(),
             "--parquet-layout" => self.parquet_layout.is_some(),
