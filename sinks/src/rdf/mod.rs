@@ -139,8 +139,7 @@ impl<W: Write + Send> Sink for RdfSink<W> {
 }
 
 /// `[[sink]] format = "ntriples" | "turtle" | "jsonld" | "rdfxml"` / `--to …`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,
