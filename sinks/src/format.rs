@@ -12,15 +12,16 @@ pub enum Format {
     Jsonld,
     Sqlite,
     Rdm,
+    Sparql,
     Parquet,
     Arrow,
     Null,
 }
 
 impl Format {
-    pub const ALL: [&'static str; 12] = [
+    pub const ALL: [&'static str; 13] = [
         "jsonl", "csv", "rdfxml", "ntriples", "turtle", "jsonld", "sqlite", "soif", "rdm",
-        "parquet", "arrow", "null",
+        "sparql", "parquet", "arrow", "null",
     ];
 
     pub fn parse(s: &str) -> Option<Format> {
@@ -34,6 +35,7 @@ impl Format {
             "jsonld" | "json-ld" => Format::Jsonld,
             "sqlite" => Format::Sqlite,
             "rdm" => Format::Rdm,
+            "sparql" => Format::Sparql,
             "parquet" => Format::Parquet,
             "arrow" | "arrows" | "ipc" => Format::Arrow,
             "null" => Format::Null,
@@ -53,6 +55,7 @@ impl Format {
             Format::Jsonld => "JSON-LD",
             Format::Sqlite => "SQLite",
             Format::Rdm => "RDM messages to a catalog server",
+            Format::Sparql => "SPARQL Update requests to a triple store",
             Format::Parquet => "Parquet",
             Format::Arrow => "Arrow IPC streams",
             Format::Null => return None,
@@ -82,6 +85,7 @@ impl Format {
             Format::Jsonld => "jsonld",
             Format::Sqlite => "sqlite",
             Format::Rdm => "rdm",
+            Format::Sparql => "sparql",
             Format::Parquet => "parquet",
             Format::Arrow => "arrow",
             Format::Null => "null",
