@@ -31,7 +31,8 @@
 //! `format`: its keys are the sink options that format takes, defined once with
 //! `convert`'s output flags ([`soif_sinks::SinkOptions`]; docs/formats.md#options lists
 //! them), and a key of another format is an error. An `rdm` sink without `token` uses
-//! the `SOIF_TOKEN` environment variable. A top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
+//! the `SOIF_TOKEN` environment variable. A top-level `schema` is what `--schema` is to
+//! `convert` for the transforms; top-level
 //! `memory_budget` (a size, as [`ByteSize`] reads it) and `temp_dir` are `--memory-budget`
 //! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
 //! where). A `[state]` table (`path`, `settle`, `report`) makes the pipeline incremental,
