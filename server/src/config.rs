@@ -67,6 +67,10 @@ pub struct ServerConfig {
     pub read_only: bool,
     /// The OAI-PMH provider's settings.
     pub oai: OaiConfig,
+    /// URLs per sitemap and per ResourceSync list (`--sitemap-size`, at most
+    /// [`MAX_SITEMAP_URLS`](crate::discovery::MAX_SITEMAP_URLS)); a longer list is an index
+    /// of parts.
+    pub sitemap_size: usize,
 }
 
 /// The `@RDMHEADER` of a POST without the right token must arrive within this many bytes.
@@ -97,6 +101,7 @@ impl Default for ServerConfig {
             max_connections: 4096,
             read_only: false,
             oai: OaiConfig::default(),
+            sitemap_size: crate::discovery::MAX_SITEMAP_URLS,
         }
     }
 }

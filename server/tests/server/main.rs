@@ -3,6 +3,7 @@
 //! and a `mod` line below.
 
 mod common;
+mod discovery;
 mod hostile;
 mod oai;
 mod rdm_types;
