@@ -15,8 +15,7 @@ use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
 
 /// `[[sink]] format = "arrow"` / `--to arrow`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,

@@ -1,14 +1,16 @@
 //! Each sink's typed configuration, from a pipeline file's `[[sink]]` or the command line.
 //!
-//! A `[[sink]]` table deserialises straight into [`SinkConfig`], tagged by `format`; each
-//! format's `Config` (beside its sink: [`crate::jsonl::Config`], [`crate::csv::Config`]…)
-//! denies unknown keys, so a key meant for another format is an error, not a silent
-//! no-op. The command line's output flags are [`SinkArgs`] (flattened into `soif
-//! convert`); [`SinkArgs::config`] makes the same `SinkConfig` from them, each format
-//! taking the flags that concern it.
+//! Both give the [`SinkOptions`] (every sink option, defined once in [`crate::options`])
+//! and a format; [`SinkConfig::new`] makes that format's typed `Config` (beside its sink:
+//! [`crate::jsonl::Config`], [`crate::csv::Config`]…) from them, refusing an option of
+//! another format — a mistake, not a silent no-op. A `[[sink]]` table deserialises
+//! straight into [`SinkConfig`], tagged by `format`; the command line's [`SinkArgs`]
+//! (`--to` and the options, flattened into `soif convert`) make the same `SinkConfig`
+//! with [`SinkArgs::config`].
 
-use crate::parquet::{Compression, Layout};
-use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Charset, Format};
+use crate::options::{self, Front, SinkOption, SinkOptions};
+use crate::parquet::Layout;
+use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Format};
 use serde::{Deserialize, Deserializer};
 use soif_options::OptionError;
 use soif_pipeline::Error;
@@ -71,40 +73,58 @@ impl<'de> Deserialize<'de> for SinkConfig {
                 Format::ALL.join(", ")
             ))
         })?;
-        let v = Value::Object(table.clone());
-        let config = match format {
-            Format::Jsonl => typed(v).map(SinkConfig::Jsonl),
-            Format::Soif => typed(v).map(SinkConfig::Soif),
-            Format::Csv => typed(v).map(SinkConfig::Csv),
-            Format::Rdfxml => typed(v).map(SinkConfig::Rdfxml),
-            Format::Sqlite => typed(v).map(SinkConfig::Sqlite),
-            Format::Rdm => typed(v).map(SinkConfig::Rdm),
-            Format::Parquet => typed(v).map(SinkConfig::Parquet),
-            Format::Arrow => typed(v).map(SinkConfig::Arrow),
-            Format::Null => typed(v).map(SinkConfig::Null),
-        };
-        // The key refused, with its value, as every front end reports a bad option.
-        config.map_err(|e| {
-            let key = e.path().to_string();
-            let value = match table.get(&key) {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            let error = OptionError::from_serde(&key, &value, &e.inner().to_string());
+        // A key this format does not take (of another format, or none) is unknown here.
+        let known = options::keys(format);
+        if let Some(key) = table.keys().find(|k| !known.contains(&k.as_str())) {
+            let error = OptionError::unknown(key.as_str(), known.iter().copied());
+            return Err(D::Error::custom(format!(
+                "a {} sink: {error}",
+                format.as_str()
+            )));
+        }
+        let options: SinkOptions = serde_path_to_error::deserialize(Value::Object(table.clone()))
+            // The key refused, with its value, as every front end reports a bad option.
+            .map_err(|e: serde_path_to_error::Error<serde_json::Error>| {
+                let key = e.path().to_string();
+                let value = match table.get(&key) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                let error = OptionError::from_serde(&key, &value, &e.inner().to_string());
+                D::Error::custom(format!("a {} sink: {error}", format.as_str()))
+            })?;
+        SinkConfig::new(format, &options, Front::PipelineFile).map_err(|o| {
+            let error = OptionError::unknown(o.name, known.iter().copied());
             D::Error::custom(format!("a {} sink: {error}", format.as_str()))
         })
     }
 }
 
-/// A format's `Config` from a `[[sink]]` table's other keys; the error names the key.
-fn typed<T: serde::de::DeserializeOwned>(
-    v: serde_json::Value,
-) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
-    serde_path_to_error::deserialize(v)
-}
-
 impl SinkConfig {
+    /// The `format`'s typed configuration, made from the options given; `Err` is the
+    /// first option given that the format does not take (see [`SinkOptions::foreign`]).
+    pub fn new(
+        format: Format,
+        options: &SinkOptions,
+        front: Front,
+    ) -> Result<SinkConfig, &'static SinkOption> {
+        if let Some(option) = options.foreign(format, front) {
+            return Err(option);
+        }
+        Ok(match format {
+            Format::Jsonl => SinkConfig::Jsonl(options.into()),
+            Format::Soif => SinkConfig::Soif(options.into()),
+            Format::Csv => SinkConfig::Csv(options.into()),
+            Format::Rdfxml => SinkConfig::Rdfxml(options.into()),
+            Format::Sqlite => SinkConfig::Sqlite(options.into()),
+            Format::Rdm => SinkConfig::Rdm(options.into()),
+            Format::Parquet => SinkConfig::Parquet(options.into()),
+            Format::Arrow => SinkConfig::Arrow(options.into()),
+            Format::Null => SinkConfig::Null(options.into()),
+        })
+    }
+
     pub fn format(&self) -> Format {
         match self {
             SinkConfig::Jsonl(_) => Format::Jsonl,
@@ -187,8 +207,8 @@ pub struct RunContext {
     pub multi_valued: Option<HashSet<String>>,
 }
 
-/// `soif convert`'s output flags; [`SinkArgs::config`] turns them into the
-/// [`SinkConfig`] of one format, which takes the flags that concern it.
+/// `soif convert`'s output: `--to FORMAT` and the [`SinkOptions`], flattened;
+/// [`SinkArgs::config`] makes the [`SinkConfig`] of that format.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SinkArgs {
     /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
@@ -196,239 +216,134 @@ pub struct SinkArgs {
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
 
-    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL.
-    #[arg(short, long, value_name = "OUTPUT")]
-    pub output: Option<String>,
-
-    /// How to write values that are not UTF-8 where text is needed: `utf8` (the default;
-    /// JSON gets {"base64": …}, text formats a replacement) or `latin1` (read them as ISO
-    /// 8859-1). For jsonl, csv, rdfxml, sqlite and parquet.
-    #[arg(long, value_name = "CHARSET", value_parser = ["utf8", "latin1"])]
-    pub charset: Option<String>,
-
-    /// CSV (and wide Parquet) columns after template,url (default: from --schema, or a
-    /// first pass over the input).
-    #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
-    pub columns: Option<Vec<String>>,
-
-    /// CSV (and wide Parquet): separator between the items of a list (default `|`).
-    #[arg(long, value_name = "SEP")]
-    pub list_separator: Option<String>,
-
-    /// CSV: start with a UTF-8 byte-order mark, so that Excel reads the file as UTF-8.
-    #[arg(long)]
-    pub bom: bool,
-
-    /// RDF/XML: also write qualified DCMI terms.
-    #[arg(long)]
-    pub dcterms: bool,
-
-    /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
-    /// RDM records per POST (default 1000).
-    #[arg(long, value_name = "N")]
-    pub batch_size: Option<usize>,
-
-    /// An RDM @SCHEMA file: CSV columns, SQLite column types, the `validate` transform.
-    #[arg(long, value_name = "SCHEMA")]
-    pub schema: Option<PathBuf>,
-
-    /// Parquet compression (default `zstd`).
-    #[arg(long, value_name = "CODEC", value_parser = Compression::ALL)]
-    pub compression: Option<String>,
-
-    /// Parquet layout: `records` (soif's Arrow layout: lossless, attributes as an ordered
-    /// list of name/value) or `wide` (a column per attribute, chosen as for CSV; list
-    /// columns for multi-values; typed columns from a --schema's Data-Type).
-    /// Default `records`.
-    #[arg(long, value_name = "LAYOUT", value_parser = Layout::ALL)]
-    pub parquet_layout: Option<String>,
-
-    /// Bearer token for an rdm output.
-    #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-
-    /// RDM: gzip each POST (`Content-Encoding: gzip`, which the note allows and `soif
-    /// serve` accepts; another catalog server may not).
-    #[arg(long)]
-    pub gzip_posts: bool,
+    #[command(flatten)]
+    pub options: SinkOptions,
 }
-
-/// The flags that concern only some formats, and those formats: another format refuses
-/// them (`--to jsonl --bom` is a mistake, not a no-op), as a `[[sink]]` table refuses a
-/// key of another format. (`--output`, `--schema`, which transforms use too, and
-/// `--token`, which may come from the environment, are left out.)
-const FORMAT_FLAGS: [(&str, &[Format]); 9] = [
-    (
-        "--charset",
-        &[
-            Format::Jsonl,
-            Format::Csv,
-            Format::Rdfxml,
-            Format::Sqlite,
-            Format::Parquet,
-        ],
-    ),
-    ("--columns", &[Format::Csv, Format::Parquet]),
-    ("--list-separator", &[Format::Csv, Format::Parquet]),
-    ("--bom", &[Format::Csv]),
-    ("--dcterms", &[Format::Rdfxml]),
-    ("--batch-size", &[Format::Sqlite, Format::Rdm]),
-    ("--compression", &[Format::Parquet]),
-    ("--parquet-layout", &[Format::Parquet]),
-    ("--gzip-posts", &[Format::Rdm]),
-];
 
 impl SinkArgs {
     /// The configuration of the `--to` format; a flag of another format is an error
-    /// naming the formats it belongs to.
+    /// naming the formats it belongs to (`--to jsonl --bom` is a mistake, not a no-op).
     pub fn config(&self) -> Result<SinkConfig, Error> {
         let format = Format::parse(&self.to)
             .ok_or_else(|| Error::Config(format!("unknown output format `{}`", self.to)))?;
-        self.check_flags(format)?;
-        let charset = parse_charset(self.charset.as_deref().unwrap_or("utf8"))?;
-        let output = self.output.clone();
-        let list_separator = self
-            .list_separator
-            .clone()
-            .unwrap_or_else(default_list_separator);
-        Ok(match format {
-            Format::Jsonl => SinkConfig::Jsonl(jsonl::Config { output, charset }),
-            Format::Soif => SinkConfig::Soif(soif::Config { output }),
-            Format::Csv => SinkConfig::Csv(csv::Config {
-                output,
-                columns: self.columns.clone(),
-                list_separator,
-                charset,
-                bom: self.bom,
-                schema: self.schema.clone(),
-            }),
-            Format::Rdfxml => SinkConfig::Rdfxml(rdfxml::Config {
-                output,
-                dcterms: self.dcterms,
-                charset,
-            }),
-            Format::Sqlite => SinkConfig::Sqlite(sqlite::Config {
-                output,
-                schema: self.schema.clone(),
-                charset,
-                batch_size: self.batch_size,
-            }),
-            Format::Rdm => SinkConfig::Rdm(rdm::Config {
-                output,
-                token: self.token.clone(),
-                batch_size: self.batch_size,
-                gzip_posts: self.gzip_posts,
-            }),
-            Format::Parquet => SinkConfig::Parquet(parquet::Config {
-                output,
-                compression: match &self.compression {
-                    Some(c) => parse_compression(c)?,
-                    None => Compression::default(),
-                },
-                parquet_layout: match &self.parquet_layout {
-                    Some(l) => parse_layout(l)?,
-                    None => Layout::default(),
-                },
-                columns: self.columns.clone(),
-                schema: self.schema.clone(),
-                charset,
-                list_separator,
-            }),
-            Format::Arrow => SinkConfig::Arrow(arrow::Config { output }),
-            Format::Null => SinkConfig::Null(null::Config {}),
+        SinkConfig::new(format, &self.options, Front::CommandLine).map_err(|option| {
+            let names: Vec<&str> = option.formats.iter().map(|f| f.as_str()).collect();
+            OptionError::Other(format!(
+                "option {} is for --to {}, not --to {}",
+                option.flag(),
+                soif_options::one_of(&names),
+                format.as_str()
+            ))
+            .into()
         })
     }
+}
 
-    /// Refuses a flag given that `format` does not take (see [`FORMAT_FLAGS`]).
-    fn check_flags(&self, format: Format) -> Result<(), Error> {
-        let given = |flag: &str| match flag {
-            "--charset" => self.charset.is_some(),
-            "--columns" => self.columns.is_some(),
-            "--list-separator" => self.list_separator.is_some(),
-            "--bom" => self.bom,
-            "--dcterms" => self.dcterms,
-            "--batch-size" => self.batch_size.is_some(),
-            "--compression" => self.compression.is_some(),
-            "--parquet-layout" => self.parquet_layout.is_some(),
-            "--gzip-posts" => self.gzip_posts,
-            _ => false,
-        };
-        for (flag, formats) in FORMAT_FLAGS {
-            if given(flag) && !formats.contains(&format) {
-                let names: Vec<&str> = formats.iter().map(|f| f.as_str()).collect();
-                return Err(OptionError::Other(format!(
-                    "option {flag} is for --to {}, not --to {}",
-                    soif_options::one_of(&names),
-                    format.as_str()
-                ))
-                .into());
-            }
+// Each format's `Config` from the options (those of other formats refused before).
+
+/// The options of a `jsonl` sink.
+impl From<&SinkOptions> for jsonl::Config {
+    fn from(o: &SinkOptions) -> jsonl::Config {
+        jsonl::Config {
+            output: o.output.clone(),
+            charset: o.charset(),
         }
-        Ok(())
     }
 }
 
-pub fn parse_charset(s: &str) -> Result<Charset, Error> {
-    match s {
-        "utf8" | "utf-8" => Ok(Charset::Utf8),
-        "latin1" | "latin-1" | "iso-8859-1" => Ok(Charset::Latin1),
-        other => Err(Error::Config(format!(
-            "unknown charset `{other}` (utf8 or latin1)"
-        ))),
+/// The options of a `soif` sink.
+impl From<&SinkOptions> for soif::Config {
+    fn from(o: &SinkOptions) -> soif::Config {
+        soif::Config {
+            output: o.output.clone(),
+        }
     }
 }
 
-pub fn parse_compression(s: &str) -> Result<Compression, Error> {
-    Compression::parse(s).ok_or_else(|| {
-        Error::Config(format!(
-            "unknown compression `{s}` ({})",
-            Compression::ALL.join(", ")
-        ))
-    })
+/// The options of a `csv` sink.
+impl From<&SinkOptions> for csv::Config {
+    fn from(o: &SinkOptions) -> csv::Config {
+        csv::Config {
+            output: o.output.clone(),
+            columns: o.columns.clone(),
+            list_separator: o.list_separator(),
+            charset: o.charset(),
+            bom: o.bom,
+            schema: o.schema.clone(),
+        }
+    }
 }
 
-pub fn parse_layout(s: &str) -> Result<Layout, Error> {
-    Layout::parse(s)
-        .ok_or_else(|| Error::Config(format!("unknown parquet layout `{s}` (records or wide)")))
+/// The options of a `rdfxml` sink.
+impl From<&SinkOptions> for rdfxml::Config {
+    fn from(o: &SinkOptions) -> rdfxml::Config {
+        rdfxml::Config {
+            output: o.output.clone(),
+            dcterms: o.dcterms,
+            charset: o.charset(),
+        }
+    }
 }
 
-/// A string naming one of `names`, read by `parse`.
-fn de_named<'de, D: Deserializer<'de>, T>(
-    d: D,
-    names: &[&str],
-    parse: impl FnOnce(&str) -> Option<T>,
-) -> Result<T, D::Error> {
-    let s = String::deserialize(d)?;
-    parse(&s).ok_or_else(|| {
-        serde::de::Error::invalid_value(
-            serde::de::Unexpected::Str(&s),
-            &soif_options::one_of(names).as_str(),
-        )
-    })
+/// The options of a `sqlite` sink.
+impl From<&SinkOptions> for sqlite::Config {
+    fn from(o: &SinkOptions) -> sqlite::Config {
+        sqlite::Config {
+            output: o.output.clone(),
+            schema: o.schema.clone(),
+            charset: o.charset(),
+            batch_size: o.batch_size,
+        }
+    }
 }
 
-/// `charset = "utf8" | "latin1"`.
-pub(crate) fn de_charset<'de, D: Deserializer<'de>>(d: D) -> Result<Charset, D::Error> {
-    de_named(d, &["utf8", "latin1"], |s| parse_charset(s).ok())
+/// The options of a `rdm` sink.
+impl From<&SinkOptions> for rdm::Config {
+    fn from(o: &SinkOptions) -> rdm::Config {
+        rdm::Config {
+            output: o.output.clone(),
+            token: o.token.clone(),
+            batch_size: o.batch_size,
+            gzip_posts: o.gzip_posts,
+        }
+    }
 }
 
-/// `compression = "zstd" | "snappy" | "gzip" | "none"`.
-pub(crate) fn de_compression<'de, D: Deserializer<'de>>(d: D) -> Result<Compression, D::Error> {
-    de_named(d, &Compression::ALL, Compression::parse)
+/// The options of a `parquet` sink.
+impl From<&SinkOptions> for parquet::Config {
+    fn from(o: &SinkOptions) -> parquet::Config {
+        parquet::Config {
+            output: o.output.clone(),
+            compression: o.compression.unwrap_or_default(),
+            parquet_layout: o.parquet_layout.unwrap_or_default(),
+            columns: o.columns.clone(),
+            schema: o.schema.clone(),
+            charset: o.charset(),
+            list_separator: o.list_separator(),
+        }
+    }
 }
 
-/// `parquet_layout = "records" | "wide"`.
-pub(crate) fn de_layout<'de, D: Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
-    de_named(d, &Layout::ALL, Layout::parse)
+/// The options of a `arrow` sink.
+impl From<&SinkOptions> for arrow::Config {
+    fn from(o: &SinkOptions) -> arrow::Config {
+        arrow::Config {
+            output: o.output.clone(),
+        }
+    }
 }
 
-pub(crate) fn default_list_separator() -> String {
-    csv::DEFAULT_LIST_SEPARATOR.to_string()
+/// The options of a `null` sink.
+impl From<&SinkOptions> for null::Config {
+    fn from(_o: &SinkOptions) -> null::Config {
+        null::Config {}
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OPTIONS;
 
     fn sink(toml_text: &str) -> Result<SinkConfig, String> {
         toml::from_str(toml_text).map_err(|e| e.to_string())
@@ -548,5 +463,85 @@ mod tests {
             "option --columns is for --to csv or parquet, not --to soif"
         );
         assert!(refused(&["--to", "arrow", "--charset", "latin1"]).contains("--charset"));
+    }
+
+    /// Each option as a flag and as a `[[sink]]` key, with the same value.
+    fn sample(name: &str) -> (&'static [&'static str], &'static str) {
+        match name {
+            "output" => (&["-o", "out.x"], "output = \"out.x\""),
+            "charset" => (&["--charset", "latin1"], "charset = \"latin1\""),
+            "columns" => (&["--columns", "A,B"], "columns = [\"A\", \"B\"]"),
+            "list_separator" => (&["--list-separator", ";"], "list_separator = \";\""),
+            "bom" => (&["--bom"], "bom = true"),
+            "dcterms" => (&["--dcterms"], "dcterms = true"),
+            "batch_size" => (&["--batch-size", "7"], "batch_size = 7"),
+            "schema" => (&["--schema", "s.schema"], "schema = \"s.schema\""),
+            "compression" => (&["--compression", "gzip"], "compression = \"gzip\""),
+            "parquet_layout" => (&["--parquet-layout", "wide"], "parquet_layout = \"wide\""),
+            "token" => (&["--token", "secret"], "token = \"secret\""),
+            "gzip_posts" => (&["--gzip-posts"], "gzip_posts = true"),
+            other => panic!("no sample for the option {other}: add one"),
+        }
+    }
+
+    /// Every option, for every format: the same `Config` from the command line and from
+    /// a `[[sink]]` table, different from the format's default (the format reads it);
+    /// refused by both for a format that does not take it (except the command line's
+    /// shared options).
+    #[test]
+    fn every_option_means_the_same_on_the_command_line_and_in_a_sink_table() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            sink: SinkArgs,
+        }
+        let cli = |format: &str, args: &[&str]| {
+            Cli::try_parse_from([&["soif", "--to", format], args].concat())
+                .unwrap()
+                .sink
+                .config()
+                .map_err(|e| e.to_string())
+        };
+        for name in Format::ALL {
+            let format = Format::parse(name).unwrap();
+            let default = sink(&format!("format = \"{name}\"\n")).unwrap();
+            assert_eq!(cli(name, &[]).unwrap(), default, "{name}");
+            for option in OPTIONS {
+                let (args, key) = sample(option.name);
+                let table = format!("format = \"{name}\"\n{key}\n");
+                if option.takes(format) {
+                    let from_file = sink(&table).unwrap();
+                    assert_eq!(cli(name, args).unwrap(), from_file, "{name} {key}");
+                    assert_ne!(from_file, default, "{name} ignores {key}");
+                    continue;
+                }
+                let e = sink(&table).unwrap_err();
+                assert!(
+                    e.contains(&format!("a {name} sink: unknown option `{}`", option.name)),
+                    "{e}"
+                );
+                match cli(name, args) {
+                    Ok(config) => {
+                        assert!(option.shared_on_cli, "{name} {args:?}");
+                        assert_eq!(config, default, "{name} {args:?}");
+                    }
+                    Err(e) => assert!(
+                        e.starts_with(&format!("option {} is for --to ", option.flag()))
+                            && e.ends_with(&format!(", not --to {name}")),
+                        "{e}"
+                    ),
+                }
+            }
+            // All of the format's options at once.
+            let (mut args, mut table) = (Vec::new(), format!("format = \"{name}\"\n"));
+            for option in OPTIONS.iter().filter(|o| o.takes(format)) {
+                let (a, key) = sample(option.name);
+                args.extend_from_slice(a);
+                table.push_str(key);
+                table.push('\n');
+            }
+            assert_eq!(cli(name, &args).unwrap(), sink(&table).unwrap(), "{name}");
+        }
     }
 }

@@ -46,21 +46,17 @@ use std::io::Write;
 pub const DEFAULT_LIST_SEPARATOR: &str = "|";
 
 /// `[[sink]] format = "csv"` / `--to csv`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,
     /// The columns after template,url; otherwise from `schema`, or a first pass.
     pub columns: Option<Vec<String>>,
     /// Between the items of a list (default `|`).
-    #[serde(default = "crate::config::default_list_separator")]
     pub list_separator: String,
     /// Values that are not UTF-8: replaced (`utf8`) or read as ISO 8859-1.
-    #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: Charset,
     /// Start with a UTF-8 byte-order mark, for Excel.
-    #[serde(default)]
     pub bom: bool,
     /// An RDM `@SCHEMA` file giving the columns.
     pub schema: Option<std::path::PathBuf>,

@@ -31,13 +31,11 @@ use std::collections::HashMap;
 use std::io::Write;
 
 /// `[[sink]] format = "jsonl"` / `--to jsonl`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,
     /// Values that are not UTF-8: `{"base64": …}` (`utf8`) or read as ISO 8859-1.
-    #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: Charset,
 }
 

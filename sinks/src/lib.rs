@@ -12,9 +12,12 @@
 //! | `arrow`  | [`arrow`]   | an Arrow IPC stream in soif's Arrow layout |
 //! | `null`   | [`null`]    | nothing (parse and count) |
 //!
-//! Each module has its sink's typed `Config`; [`SinkConfig`] is one of them, tagged by
-//! the format, deserialised from a pipeline file's `[[sink]]` or made from the command
-//! line's [`SinkArgs`] (see [`config`]). [`build`] turns it into a boxed [`Sink`].
+//! Every sink option is defined once, in [`options`] ([`SinkOptions`]: the flags of
+//! `soif convert` and the keys of a pipeline file's `[[sink]]`, with the formats that
+//! take each). Each module has its sink's typed `Config`, made from those options;
+//! [`SinkConfig`] is one of them, tagged by the format, deserialised from a `[[sink]]`
+//! or made from the command line's [`SinkArgs`] (see [`config`]). [`build`] turns it
+//! into a boxed [`Sink`].
 
 pub mod arrow;
 pub mod config;
@@ -22,8 +25,10 @@ pub mod csv;
 mod format;
 pub mod jsonl;
 pub mod null;
+pub mod options;
 pub mod output;
 pub mod parquet;
+pub mod rdf;
 pub mod rdfxml;
 pub mod rdm;
 pub mod soif;
@@ -32,6 +37,7 @@ pub mod wide;
 
 pub use config::{FirstPass, RunContext, SinkArgs, SinkConfig};
 pub use format::Format;
+pub use options::{Front, SinkOption, SinkOptions, OPTIONS};
 use soif_pipeline::{Error, Sink};
 use soif_store::SchemaColumns;
 

@@ -5,8 +5,7 @@ use soif_codecs::Record;
 use soif_pipeline::{Error, Sink, SinkError};
 
 /// `[[sink]] format = "null"` / `--to null`: nothing to configure.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {}
 
 /// The `null` sink.

@@ -32,16 +32,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// `[[sink]] format = "parquet"` / `--to parquet`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,
     /// `zstd` (default), `snappy`, `gzip` or `none`.
-    #[serde(default, deserialize_with = "crate::config::de_compression")]
     pub compression: Compression,
     /// `records` (default) or `wide`.
-    #[serde(default, deserialize_with = "crate::config::de_layout")]
     pub parquet_layout: Layout,
     /// Wide layout: the columns after template,url; otherwise from `schema`, or a first
     /// pass.
@@ -49,10 +46,8 @@ pub struct Config {
     /// Wide layout: an RDM `@SCHEMA` file giving the columns and their types.
     pub schema: Option<std::path::PathBuf>,
     /// Wide layout: values that are not UTF-8.
-    #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: crate::Charset,
     /// Wide layout: between the items of a list read from text.
-    #[serde(default = "crate::config::default_list_separator")]
     pub list_separator: String,
 }
 

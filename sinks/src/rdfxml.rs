@@ -46,6 +46,7 @@
 //! `rdf:about`); a URL that is not absolute is still written as `dc:identifier` and counted
 //! as a warning.
 
+use crate::rdf::mapping::to_iri;
 use crate::Charset;
 use soif_codecs::rules::dc::Crosswalk;
 use soif_codecs::rules::text::text_counted;
@@ -227,180 +228,19 @@ impl<W: Write + Send> Sink for RdfXmlSink<W> {
 use soif_codecs::rules::dc::is_dublin_core;
 
 /// `[[sink]] format = "rdfxml"` / `--to rdfxml`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,
     /// Also write qualified DCMI terms.
-    #[serde(default)]
     pub dcterms: bool,
     /// Values that are not UTF-8: replaced (`utf8`) or read as ISO 8859-1.
-    #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: Charset,
-}
-
-/// The URL as an absolute IRI (RFC 3987), percent-encoding what may not appear; `None`
-/// when it has no scheme.
-pub fn to_iri(url: &str) -> Option<String> {
-    let url = url.trim();
-    let colon = url.find(':')?;
-    let scheme = &url[..colon];
-    let mut chars = scheme.chars();
-    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        || !chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    {
-        return None;
-    }
-    let rest = &url[colon + 1..];
-    let mut out = String::with_capacity(url.len() + 16);
-    out.push_str(scheme);
-    out.push(':');
-    // The authority, when there is one, has its own rules for `@`, `:`, `[`, `]`.
-    let path_start = if let Some(after) = rest.strip_prefix("//") {
-        let end = after.find(['/', '?', '#']).unwrap_or(after.len());
-        out.push_str("//");
-        push_authority(&after[..end], &mut out);
-        2 + end
-    } else {
-        0
-    };
-    let mut seen_hash = false;
-    let bytes = rest.as_bytes();
-    for (i, c) in rest[path_start..].char_indices() {
-        let at = path_start + i;
-        match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' => out.push(c),
-            '-' | '.' | '_' | '~' | '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';'
-            | '=' | ':' | '@' | '/' | '?' => out.push(c),
-            '#' if !seen_hash => {
-                seen_hash = true;
-                out.push(c);
-            }
-            '%' if bytes.len() > at + 2
-                && bytes[at + 1].is_ascii_hexdigit()
-                && bytes[at + 2].is_ascii_hexdigit() =>
-            {
-                out.push(c)
-            }
-            other => percent_encode_char(other, &mut out),
-        }
-    }
-    Some(out)
-}
-
-fn push_authority(auth: &str, out: &mut String) {
-    // userinfo@host:port — only the last `@` separates; a port must be digits.
-    let (userinfo, hostport) = match auth.rfind('@') {
-        Some(at) => (Some(&auth[..at]), &auth[at + 1..]),
-        None => (None, auth),
-    };
-    if let Some(u) = userinfo {
-        for c in u.chars() {
-            push_plain(c, ":", out);
-        }
-        out.push('@');
-    }
-    // An IP literal is kept only when it is a valid IPv6 address; anything else in
-    // brackets is encoded like a registered name.
-    let literal = hostport
-        .strip_prefix('[')
-        .and_then(|rest| {
-            rest.find(']')
-                .map(|close| (&rest[..close], &rest[close + 1..]))
-        })
-        .filter(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().is_ok());
-    let (host, port) = match literal {
-        Some((ip, port)) => {
-            out.push('[');
-            out.push_str(ip);
-            out.push(']');
-            ("", port)
-        }
-        None => match hostport.rfind(':') {
-            Some(i) => (&hostport[..i], &hostport[i..]),
-            None => (hostport, ""),
-        },
-    };
-    for c in host.chars() {
-        push_plain(c, "", out);
-    }
-    // A port is digits; anything else after the last `:` is part of the name.
-    match port.strip_prefix(':') {
-        Some(digits) if digits.bytes().all(|b| b.is_ascii_digit()) => {
-            out.push(':');
-            out.push_str(digits);
-        }
-        _ => port.chars().for_each(|c| push_plain(c, "", out)),
-    }
-}
-
-/// Unreserved and sub-delimiter characters (plus `extra`) as they are, the rest
-/// percent-encoded.
-fn push_plain(c: char, extra: &str, out: &mut String) {
-    if c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            '-' | '.'
-                | '_'
-                | '~'
-                | '!'
-                | '$'
-                | '&'
-                | '\''
-                | '('
-                | ')'
-                | '*'
-                | '+'
-                | ','
-                | ';'
-                | '='
-        )
-        || extra.contains(c)
-    {
-        out.push(c);
-    } else {
-        percent_encode_char(c, out);
-    }
-}
-
-fn percent_encode_char(c: char, out: &mut String) {
-    let mut buf = [0u8; 4];
-    for b in c.encode_utf8(&mut buf).bytes() {
-        out.push_str(&format!("%{b:02X}"));
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iri_rules() {
-        assert_eq!(
-            to_iri("http://home.netscape.com:80/").as_deref(),
-            Some("http://home.netscape.com:80/")
-        );
-        assert_eq!(
-            to_iri("ftp://ds.internic.net/internet-drafts/ draft-kunze-dc-00.txt").as_deref(),
-            Some("ftp://ds.internic.net/internet-drafts/%20draft-kunze-dc-00.txt")
-        );
-        assert_eq!(
-            to_iri("http://x/a b<c>\"{|}^`\\é%zz%41#f#g[1]").as_deref(),
-            Some("http://x/a%20b%3Cc%3E%22%7B%7C%7D%5E%60%5C%C3%A9%25zz%41#f%23g%5B1%5D")
-        );
-        assert_eq!(
-            to_iri("http://a@b@host:x/").as_deref(),
-            Some("http://a%40b@host%3Ax/")
-        );
-        assert_eq!(
-            to_iri("http://[::1]:8080/p").as_deref(),
-            Some("http://[::1]:8080/p")
-        );
-        assert_eq!(to_iri("draft-kunze-dc-00.txt"), None);
-        assert_eq!(to_iri("1http://x"), None);
-        assert_eq!(to_iri("mailto:a b@x").as_deref(), Some("mailto:a%20b@x"));
-    }
 
     #[test]
     fn text_is_made_xml_safe() {

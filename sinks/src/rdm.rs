@@ -52,8 +52,7 @@ use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
 /// `[[sink]] format = "rdm"` / `--to rdm`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// The catalog: `x-catalog://host:port/name` or an http(s) URL (required).
     pub output: Option<String>,
@@ -62,7 +61,6 @@ pub struct Config {
     /// Records per POST (default [`DEFAULT_BATCH_RECORDS`]).
     pub batch_size: Option<usize>,
     /// Gzip each POST's body.
-    #[serde(default)]
     pub gzip_posts: bool,
 }
 

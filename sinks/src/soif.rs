@@ -10,8 +10,7 @@ use soif_pipeline::{Error, Sink, SinkError};
 use std::io::Write;
 
 /// `[[sink]] format = "soif"` / `--to soif`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,

@@ -24,15 +24,13 @@ use soif_store::{Loader, RunCounts, SqliteStore, StoreOptions};
 use std::path::Path;
 
 /// `[[sink]] format = "sqlite"` / `--to sqlite`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// The database's path (required).
     pub output: Option<String>,
     /// An RDM `@SCHEMA` file: column types and names.
     pub schema: Option<std::path::PathBuf>,
     /// Values that are not UTF-8: BLOBs (`utf8`) or read as ISO 8859-1.
-    #[serde(default, deserialize_with = "crate::config::de_charset")]
     pub charset: crate::Charset,
     /// Rows per transaction (default [`soif_store::DEFAULT_BATCH_ROWS`]).
     pub batch_size: Option<usize>,

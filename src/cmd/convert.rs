@@ -101,7 +101,9 @@ fn job(args: &ConvertArgs) -> Result<Job, Error> {
         source: args.input.input_settings(),
         engine,
         transforms: args.transforms.iter().map(|t| t.as_str().into()).collect(),
-        context: args.input.transform_context(args.sink.schema.clone())?,
+        context: args
+            .input
+            .transform_context(args.sink.options.schema.clone())?,
         sinks: vec![sink],
         quiet: args.input.quiet,
         state: args.state.options(None)?,
