@@ -68,10 +68,13 @@ pub struct ServerConfig {
     /// The OAI-PMH provider's settings.
     pub oai: OaiConfig,
     /// URLs per sitemap and per ResourceSync list (`--sitemap-size`, at most
-    /// [`MAX_SITEMAP_URLS`](crate::discovery::MAX_SITEMAP_URLS)); a longer list is an index
-    /// of parts.
+    /// [`MAX_SITEMAP_URLS`]); a longer list is an index of parts.
     pub sitemap_size: usize,
 }
+
+/// The most URLs one sitemap (or ResourceSync list) may hold: the sitemaps protocol's
+/// limit, and the default of `--sitemap-size`.
+pub const MAX_SITEMAP_URLS: usize = 50_000;
 
 /// The `@RDMHEADER` of a POST without the right token must arrive within this many bytes.
 pub const OPEN_HEADER_LIMIT: usize = 64 << 10;
@@ -101,7 +104,7 @@ impl Default for ServerConfig {
             max_connections: 4096,
             read_only: false,
             oai: OaiConfig::default(),
-            sitemap_size: crate::discovery::MAX_SITEMAP_URLS,
+            sitemap_size: MAX_SITEMAP_URLS,
         }
     }
 }

@@ -256,7 +256,7 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             ..Default::default()
         },
         sitemap_size: usize::try_from(args.sitemap_size)
-            .unwrap_or(soif_server::discovery::MAX_SITEMAP_URLS),
+            .unwrap_or(soif_server::config::MAX_SITEMAP_URLS),
     };
     if let Some(id) = &config.oai.repository_id {
         if !soif_codecs::oai::ids::valid_repository_id(id) {

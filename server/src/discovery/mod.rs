@@ -30,6 +30,7 @@ pub mod resourcesync;
 pub mod sitemap;
 
 use crate::catalog::Catalog;
+use crate::config::MAX_SITEMAP_URLS;
 use crate::error::RequestError;
 use crate::state::{AppState, ClientAddr};
 use axum::body::Body;
@@ -40,10 +41,6 @@ use futures::StreamExt as _;
 use soif_codecs::rules::text::escape_text;
 use soif_store::datestamps::{listing_count, listing_page, nth_key, Entry, Listing};
 use std::sync::Arc;
-
-/// The most URLs one sitemap (or ResourceSync list) may hold: the sitemaps protocol's
-/// limit, and the default of `--sitemap-size`.
-pub const MAX_SITEMAP_URLS: usize = 50_000;
 
 /// The longest URL the sitemaps schema allows in a `<loc>`: an entry whose URL is
 /// longer is left out of the lists.

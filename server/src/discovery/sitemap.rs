@@ -13,10 +13,8 @@
 //! </urlset>
 //! ```
 
-use super::{
-    checked_part, part_of, plain, public_root, source, stream, DocError, MAX_SITEMAP_URLS,
-    SITEMAP_NS,
-};
+use super::{checked_part, part_of, plain, public_root, source, stream, DocError, SITEMAP_NS};
+use crate::config::MAX_SITEMAP_URLS;
 use crate::state::{AppState, ClientAddr};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
