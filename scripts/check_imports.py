@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("engine", ["soif-pipeline"]),
     ("sources, sinks, store, state", ["soif-sources", "soif-sinks", "soif-store", "soif-state"]),
     ("reader", ["soif-reader"]),
+    ("verification", ["soif-verify"]),
     (
         "server, CLI, bindings",
         ["soif-server", "soif", "soif-python", "soif-spark-native", "soif-fuzz"],

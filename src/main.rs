@@ -79,6 +79,7 @@ enum Command {
     Split(cmd::split::SplitArgs),
     Test(cmd::test::TestArgs),
     Try(cmd::r#try::TryArgs),
+    Verify(cmd::verify::VerifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,5 +95,6 @@ fn main() -> ExitCode {
         Command::State(args) => cmd::state::run(args),
         Command::Test(args) => cmd::test::run(args),
         Command::Try(args) => cmd::r#try::run(args),
+        Command::Verify(args) => cmd::verify::run(args),
     }
 }

@@ -33,7 +33,7 @@ pub async fn serve(
     state: Arc<AppState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // Bring the keyword indexes up to date while already answering (a large catalog
+    // Bring the keyword indexes and facet tables up to date while already answering (a large catalog
     // loaded while the server was down takes a while); keyword queries that come first
     // wait for it, and retry it if it failed.
     for c in &state.catalogs {
@@ -41,6 +41,9 @@ pub async fn serve(
         tokio::task::spawn_blocking(move || {
             if let Err(e) = c.ensure_index() {
                 log!("soif: catalog {}: keyword index: {e}", c.name());
+            }
+            if let Err(e) = c.ensure_facets() {
+                log!("soif: catalog {}: facet tables: {e}", c.name());
             }
         });
     }

@@ -55,6 +55,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/-/style.css", get(crate::web::stylesheet))
         .route("/{name}", get(crate::web::catalog_page))
         .route("/{name}/-/{page}", get(crate::web::search_page))
+        .route("/{name}/-/facets", get(crate::web::facets_page))
+        .route("/{name}/-/facets.json", get(crate::web::facets_page))
+        .route("/{name}/-/facets.csv", get(crate::web::facets_page))
         .route("/{name}/{template}", get(crate::web::list_page))
         .route("/{name}/{template}/{leaf}", get(crate::web::record_page))
         // The body is limited while it streams (ServerConfig::max_body), not buffered.

@@ -13,3 +13,4 @@ pub mod stats;
 pub mod test;
 pub mod r#try;
 pub mod validate;
+pub mod verify;

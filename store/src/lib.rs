@@ -14,6 +14,8 @@
 //!   what the `sqlite` sink is;
 //! - [`read`]: reading records back, and scanning in key order page by page;
 //! - [`fts`]: the keyword index (FTS5) the RDM server's keyword language uses;
+//! - [`facets`]: counts by template, `Type`, year and host, and the narrowed lists, for
+//!   the server's browse and search pages;
 //! - [`runs`]: `soif_runs`, one row per load;
 //! - [`datestamps`]: when each record last changed (or was deleted), for OAI-PMH;
 //!
@@ -139,6 +141,7 @@
 //! ```
 
 pub mod datestamps;
+pub mod facets;
 pub mod fts;
 pub mod load;
 pub mod read;

@@ -26,7 +26,7 @@ pub enum UpsertMode {
 
 /// A value as an SQL parameter: UTF-8 as TEXT, other bytes as a BLOB (or Latin-1 TEXT),
 /// lists and parts as JSON text.
-pub(crate) fn value_param(value: &Value, charset: Charset) -> ToSqlOutput<'_> {
+pub fn value_param(value: &Value, charset: Charset) -> ToSqlOutput<'_> {
     match value {
         Value::Bytes(b) => match std::str::from_utf8(b) {
             Ok(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
@@ -37,6 +37,48 @@ pub(crate) fn value_param(value: &Value, charset: Charset) -> ToSqlOutput<'_> {
         },
         other => ToSqlOutput::Owned(SqlValue::Text(to_json(other, charset).to_string())),
     }
+}
+
+/// The values of a name that occurs several times in one record, as its column holds
+/// them: one JSON array, nothing dropped.
+pub fn repeated_param<'a>(
+    values: impl Iterator<Item = &'a Value>,
+    charset: Charset,
+) -> ToSqlOutput<'static> {
+    let items: Vec<serde_json::Value> = values.map(|v| to_json(v, charset)).collect();
+    ToSqlOutput::Owned(SqlValue::Text(serde_json::Value::Array(items).to_string()))
+}
+
+/// What a row holds for `record`: each attribute name, in order of first occurrence,
+/// with the value its column gets ([`value_param`], or [`repeated_param`] for a repeated
+/// name) — the rules [`SqliteStore::upsert`] writes by, for readers that compare a
+/// record with its row (`soif verify`).
+pub fn row_values(record: &Record, charset: Charset) -> Vec<(&Bytes, ToSqlOutput<'_>)> {
+    let attrs = &record.attributes;
+    let mut out = Vec::with_capacity(attrs.len());
+    for (i, a) in attrs.iter().enumerate() {
+        if attrs[..i].iter().any(|b| b.name == a.name) {
+            continue;
+        }
+        let same = || attrs[i..].iter().filter(|b| b.name == a.name);
+        let param = if same().count() > 1 {
+            repeated_param(same().map(|b| &b.value), charset)
+        } else {
+            value_param(&a.value, charset)
+        };
+        out.push((&a.name, param));
+    }
+    out
+}
+
+/// Refuses a record that cannot be keyed in a table (no URL).
+pub fn check_key(record: &Record) -> Result<(), StoreError> {
+    if record.has_no_url() || record.url.is_empty() {
+        return Err(StoreError::Rejected(
+            "record has no URL (`-`); sqlite tables are keyed on url".into(),
+        ));
+    }
+    Ok(())
 }
 
 impl SqliteStore {
@@ -55,11 +97,7 @@ impl SqliteStore {
 
     /// Stores a record with an explicit [`UpsertMode`].
     pub fn upsert_with(&mut self, record: &Record, mode: UpsertMode) -> Result<(), StoreError> {
-        if record.has_no_url() || record.url.is_empty() {
-            return Err(StoreError::Rejected(
-                "record has no URL (`-`); sqlite tables are keyed on url".into(),
-            ));
-        }
+        check_key(record)?;
         self.in_write(|s| s.upsert_in_tx(record, mode))
     }
 
@@ -159,16 +197,13 @@ impl SqliteStore {
                 Some(_) if count(c) > 1 => {
                     // The same name several times in one record: a JSON array, nothing
                     // dropped.
-                    let items: Vec<serde_json::Value> = record
+                    let values = record
                         .attributes
                         .iter()
                         .zip(col_of)
                         .filter(|(_, x)| **x == Some(c))
-                        .map(|(a, _)| to_json(&a.value, charset))
-                        .collect();
-                    params.push(ToSqlOutput::Owned(SqlValue::Text(
-                        serde_json::Value::Array(items).to_string(),
-                    )));
+                        .map(|(a, _)| &a.value);
+                    params.push(repeated_param(values, charset));
                 }
                 Some(i) => params.push(value_param(&record.attributes[i].value, charset)),
             }

@@ -24,3 +24,4 @@ mod split;
 mod sqlite;
 mod state;
 mod stats;
+mod verify;

@@ -163,3 +163,28 @@ def test_phone_width_and_hostile_url_record(site, browser):
         shot(b, "04-phone-record")
     finally:
         b.set_window_size(1100, 1400)
+
+
+def test_a_facet_narrows_the_list(site, browser):
+    """A template's list shows its facets; clicking a host narrows the list to that host's
+    records (a stable URL), and clicking it again removes the narrowing."""
+    b = browser
+    b.get(site + "/web/DOCUMENT")
+    no_script_ran(b)
+    before = len(b.find_elements(By.CSS_SELECTOR, "tbody tr"))
+    hosts = b.find_element(By.CSS_SELECTOR, ".facet[data-facet='host']")
+    item = hosts.find_element(By.XPATH, ".//li[a[normalize-space()='home.netscape.com']]")
+    count = int(item.find_element(By.CLASS_NAME, "count").text)
+    assert 0 < count < before
+    item.find_element(By.TAG_NAME, "a").click()
+    no_script_ran(b)
+    assert b.current_url.endswith("/web/DOCUMENT?host=home.netscape.com")
+    rows = b.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) == count
+    assert all("home.netscape.com" in r.text for r in rows)
+    selected = b.find_element(By.CSS_SELECTOR, ".facet[data-facet='host'] li.selected")
+    assert selected.find_element(By.TAG_NAME, "a").get_attribute("aria-current") == "true"
+    shot(b, "05-facet-narrowed")
+    selected.find_element(By.TAG_NAME, "a").click()
+    assert b.current_url.endswith("/web/DOCUMENT")
+    assert len(b.find_elements(By.CSS_SELECTOR, "tbody tr")) == before

@@ -4,7 +4,7 @@
 
 use crate::error::RequestError;
 use rusqlite::OptionalExtension;
-use soif_store::{fts, runs, RunSummary, SqliteStore, StoreError, TableInfo};
+use soif_store::{facets, fts, runs, RunSummary, SqliteStore, StoreError, TableInfo};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
@@ -264,11 +264,15 @@ impl Catalog {
         })?;
         writer
             .connection()
-            .execute_batch(&format!("BEGIN IMMEDIATE; {} COMMIT;", fts::CREATE_FTS))
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE; {} {} COMMIT;",
+                fts::CREATE_FTS,
+                facets::CREATE_FACETS
+            ))
             .map_err(|e| {
                 let read_only = is_read_only(&e);
                 (
-                    sql_err(path, "creating the keyword index tables")(e),
+                    sql_err(path, "creating the keyword index and facet tables")(e),
                     read_only,
                 )
             })?;

@@ -3,7 +3,30 @@
 
 use super::handle::{sql_err, store_err, Catalog};
 use crate::error::RequestError;
-use soif_store::{fts, runs, SqliteStore};
+use rusqlite::Connection;
+use soif_store::{facets, fts, runs, SqliteStore, StoreError};
+
+/// Tables the server derives from the records and rebuilds after a loader wrote.
+struct Upkeep {
+    name: &'static str,
+    has: fn(&Connection) -> rusqlite::Result<bool>,
+    built: fn(&Connection) -> rusqlite::Result<Option<String>>,
+    rebuild: fn(&mut SqliteStore) -> Result<(), StoreError>,
+}
+
+const KEYWORD_INDEX: Upkeep = Upkeep {
+    name: "keyword index",
+    has: fts::has_index,
+    built: fts::indexed_summary,
+    rebuild: fts::rebuild,
+};
+
+const FACET_TABLES: Upkeep = Upkeep {
+    name: "facet tables",
+    has: facets::has_index,
+    built: facets::indexed_summary,
+    rebuild: facets::rebuild,
+};
 
 /// How long a `running` loader's counts must stand still before the index is rebuilt
 /// anyway (see [`Catalog::ensure_index`]).
@@ -18,15 +41,25 @@ impl Catalog {
     /// skipped). The rebuild happens once the run has finished, or once its counts have
     /// not moved for [`LOADER_IDLE`] (a loader that was killed leaves its run `running`).
     pub fn ensure_index(&self) -> Result<(), RequestError> {
+        self.keep_up(&KEYWORD_INDEX)
+    }
+
+    /// Rebuilds the facet tables (`soif_store::facets`) when a loader has written since
+    /// they were last built, under the same rules as [`Catalog::ensure_index`].
+    pub fn ensure_facets(&self) -> Result<(), RequestError> {
+        self.keep_up(&FACET_TABLES)
+    }
+
+    fn keep_up(&self, what: &Upkeep) -> Result<(), RequestError> {
         if self.read_only() {
-            // Whatever index the database has is used as it is.
+            // Whatever tables the database has are used as they are.
             let reader = self.reader()?;
-            let has_index = fts::has_index(reader.store().connection())
+            let has = (what.has)(reader.store().connection())
                 .map_err(sql_err(&self.path, "reading sqlite_master"))?;
-            if !has_index {
+            if !has {
                 return Err(RequestError::Unsupported(format!(
-                    "catalog {} is served read-only and has no keyword index",
-                    self.name
+                    "catalog {} is served read-only and has no {}",
+                    self.name, what.name
                 )));
             }
             return Ok(());
@@ -35,8 +68,7 @@ impl Catalog {
             let reader = self.reader()?;
             let conn = reader.store().connection();
             let now = runs::runs_summary(conn).map_err(sql_err(&self.path, "reading soif_runs"))?;
-            let built =
-                fts::indexed_summary(conn).map_err(sql_err(&self.path, "reading soif_meta"))?;
+            let built = (what.built)(conn).map_err(sql_err(&self.path, "reading soif_meta"))?;
             if built.as_deref() == Some(now.as_str()) {
                 return Ok(());
             }
@@ -48,7 +80,7 @@ impl Catalog {
             return Ok(());
         }
         let mut writer = self.writer()?;
-        let result = self.rebuild_index(&mut writer);
+        let result = (what.rebuild)(&mut writer).map_err(store_err);
         if result.is_err() && writer.in_transaction() {
             let _ = writer.rollback();
         }
@@ -67,14 +99,5 @@ impl Catalog {
                 false
             }
         }
-    }
-
-    /// Rebuilds the index in transactions of [`INDEX_CHUNK`](soif_store::fts::INDEX_CHUNK) records, so that a loader
-    /// waiting for SQLite's write lock gets it between them (it waits 30 s at most). The
-    /// summary stored at the end is the one read at the start: whatever a loader writes
-    /// meanwhile makes the next keyword query rebuild again. In-process keyword queries
-    /// and submissions wait for the whole rebuild (the writer's mutex).
-    pub(crate) fn rebuild_index(&self, writer: &mut SqliteStore) -> Result<(), RequestError> {
-        fts::rebuild(writer).map_err(store_err)
     }
 }

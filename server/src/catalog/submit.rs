@@ -3,7 +3,7 @@
 use super::handle::{sql_err, store_err, Catalog};
 use crate::error::RequestError;
 use soif_codecs::{Action, Record};
-use soif_store::{fts, SqliteStore, StoreError};
+use soif_store::{facets, fts, SqliteStore, StoreError};
 
 /// Which kind of submission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +68,8 @@ impl Catalog {
                     })?;
                 fts::remove(writer.connection(), &record.template, &record.url)
                     .map_err(sql_err(&self.path, "updating the keyword index"))?;
+                facets::remove(writer.connection(), &record.template, &record.url)
+                    .map_err(sql_err(&self.path, "updating the facet tables"))?;
                 counts.deleted += 1;
             } else {
                 writer.upsert(&record).map_err(|e| {
@@ -81,6 +83,9 @@ impl Catalog {
                 fts::remove(conn, &record.template, &record.url)
                     .and_then(|_| fts::insert(conn, &record))
                     .map_err(sql_err(&self.path, "updating the keyword index"))?;
+                facets::remove(conn, &record.template, &record.url)
+                    .and_then(|_| facets::insert(conn, &record))
+                    .map_err(sql_err(&self.path, "updating the facet tables"))?;
                 counts.upserted += 1;
             }
         }

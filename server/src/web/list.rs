@@ -1,5 +1,8 @@
 //! A template's records (`/NAME/TEMPLATE`), a page at a time.
 
+use super::facets::{
+    facets_available, indexed_counts, narrowed_records, narrowing_query, views, FacetQuery,
+};
 use super::page::{
     catalog_of, data_form, encode_component, encode_str, guarded, Crumb, Params, WebError,
     PAGE_SIZE,
@@ -12,7 +15,9 @@ use crate::state::{AppState, ClientAddr};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use axum::Extension;
+use bytes::Bytes;
 use soif_codecs::Record;
+use soif_store::facets::{Facet, Narrowing};
 use std::sync::Arc;
 
 /// `GET /NAME/TEMPLATE` (a template's records) and `/NAME/-/search` (results), with
@@ -41,9 +46,37 @@ pub async fn list_page(
                 "catalog {name} has no template {segment}"
             )));
         }
-        let (records, more) = read_table(&catalog, &template, page)?;
+        let mut fq = FacetQuery::parse(&params)?;
+        // The path names the template: a `template` parameter is not a narrowing here.
+        let by = fq.narrowing.without(Facet::Template);
+        let available = facets_available(&catalog)?;
+        fq.narrowing = Narrowing(
+            std::iter::once((Facet::Template, Some(Bytes::from(template.clone()))))
+                .chain(by.0.iter().cloned())
+                .collect(),
+        );
+        let (records, more) = if by.is_empty() {
+            read_table(&catalog, &template, page)?
+        } else if available {
+            let offset = (page - 1) * PAGE_SIZE;
+            let mut records = narrowed_records(&catalog, &fq.narrowing, offset, PAGE_SIZE + 1)?;
+            let more = records.len() as u64 > PAGE_SIZE;
+            records.truncate(PAGE_SIZE as usize);
+            (records, more)
+        } else {
+            return Err(WebError::Request(RequestError::Unsupported(format!(
+                "catalog {name} is served read-only and has no facet tables to narrow by"
+            ))));
+        };
         let tpl = String::from_utf8_lossy(&template).into_owned();
         let here = format!("{base}/{}", encode_component(&template));
+        let facets = if available {
+            let counts = indexed_counts(&catalog, &fq, &[Facet::Template])?;
+            Some(views(&fq, &here, counts, true))
+        } else {
+            None
+        };
+        let narrowed = narrowing_query(&by);
         list_reply(ListReply {
             json,
             catalog: &name,
@@ -52,7 +85,13 @@ pub async fn list_page(
             more,
             page,
             here: &here,
-            query: |p| format!("page={p}"),
+            query: |p| {
+                if narrowed.is_empty() {
+                    format!("page={p}")
+                } else {
+                    format!("{narrowed}&page={p}")
+                }
+            },
             crumbs: vec![
                 Crumb {
                     text: name.clone(),
@@ -66,6 +105,7 @@ pub async fn list_page(
             form: None,
             row,
             error: None,
+            facets,
         })
     })
     .await

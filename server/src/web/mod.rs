@@ -5,8 +5,9 @@
 //! |---|---|
 //! | `/` (`/.json`) | the catalogs, their templates, record counts and latest load |
 //! | `/NAME` (`/NAME.json`) | one catalog and its search form |
-//! | `/NAME/-/search?q=&match=&since=&template=&page=` (`search.json`) | search results |
-//! | `/NAME/TEMPLATE?page=` (`/NAME/TEMPLATE.json`) | a template's records |
+//! | `/NAME/-/search?q=&match=&since=&template=&page=` (`search.json`) | search results, with their facets |
+//! | `/NAME/TEMPLATE?page=` (`/NAME/TEMPLATE.json`) | a template's records, with their facets |
+//! | `/NAME/-/facets?type=&year=&host=&template=` (`facets.json`, `facets.csv`) | counts by template, `Type`, year and host ([`facets`]) |
 //! | `/NAME/TEMPLATE/record?url=URL` | one record (with its schema.org JSON-LD, [`jsonld`]); `record.json`, `record.soif`, `record.rdf` |
 //! | `/NAME/TEMPLATE/record.value?url=URL&i=N` | the N-th value (flattened order), as bytes |
 //! | `/-/style.css` | the stylesheet |
@@ -21,10 +22,11 @@
 
 //!
 //! One module per kind of page: `home`, `catalog_page`, `search`, `list` (a template's
-//! records), `record`; `results` renders a page of records for search and list, `summary` a catalog's summary row, `page`
+//! records), `record`, `facets` (also the facets on search and list pages); `results` renders a page of records for search and list, `summary` a catalog's summary row, `page`
 //! what every page shares, [`view`] how a record's values are shown.
 
 mod catalog_page;
+mod facets;
 mod home;
 pub mod jsonld;
 mod list;
@@ -36,6 +38,7 @@ mod summary;
 pub mod view;
 
 pub use catalog_page::catalog_page;
+pub use facets::facets_page;
 pub use home::{home, home_json};
 pub use list::list_page;
 pub use page::{encode_component, stylesheet, WebError, CSP, MAX_PAGE, PAGE_SIZE};

@@ -45,6 +45,8 @@ pub(crate) fn env() -> &'static Environment<'static> {
             ("home.html", include_str!("templates/home.html")),
             ("catalog.html", include_str!("templates/catalog.html")),
             ("list.html", include_str!("templates/list.html")),
+            ("facets.html", include_str!("templates/facets.html")),
+            ("facet_box.html", include_str!("templates/facet_box.html")),
             ("record.html", include_str!("templates/record.html")),
             ("error.html", include_str!("templates/error.html")),
         ] {
@@ -82,6 +84,10 @@ impl Params {
             out.push((String::from_utf8_lossy(&dec(k)).into_owned(), dec(v)));
         }
         Params(out)
+    }
+    /// Every pair, in order (repeated names included).
+    pub(crate) fn pairs(&self) -> &[(String, Vec<u8>)] {
+        &self.0
     }
     pub(crate) fn bytes(&self, name: &str) -> Option<&[u8]> {
         self.0

@@ -1,6 +1,7 @@
 //! A page of records, as search results or a template's list: its rows, links to each
 //! record, the search form above it, and its pages.
 
+use super::facets::FacetView;
 use super::page::{
     encode_component, encode_str, html, json_body, json_href, render, Crumb, Params, WebError,
     PAGE_SIZE,
@@ -31,7 +32,8 @@ impl SearchForm {
             template: p.text("template"),
         }
     }
-    pub(crate) fn query_string(&self, page: u64) -> String {
+    /// The form's fields, `extra` (a query string, e.g. the facets' narrowing) and `page`.
+    pub(crate) fn query_string(&self, page: u64, extra: &str) -> String {
         let mut s = String::new();
         for (k, v) in [
             ("q", &self.q),
@@ -42,6 +44,10 @@ impl SearchForm {
             if !v.is_empty() {
                 s.push_str(&format!("{k}={}&", encode_str(v)));
             }
+        }
+        if !extra.is_empty() {
+            s.push_str(extra);
+            s.push('&');
         }
         s.push_str(&format!("page={page}"));
         s
@@ -103,6 +109,8 @@ pub(crate) struct ListReply<'a, F: Fn(u64) -> String> {
     pub(crate) form: Option<SearchForm>,
     pub(crate) row: CatalogRow,
     pub(crate) error: Option<String>,
+    /// The facets of the listed records (`None`: the catalog has no facet tables).
+    pub(crate) facets: Option<Vec<FacetView>>,
 }
 
 pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Response, WebError> {
@@ -117,8 +125,17 @@ pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Re
         .more
         .then(|| format!("{}?{}", l.here, (l.query)(l.page + 1)));
     let prev_href = (l.page > 1).then(|| format!("{}?{}", l.here, (l.query)(l.page - 1)));
+    let mut facets = l.facets;
     if l.json {
+        for v in facets
+            .iter_mut()
+            .flatten()
+            .flat_map(|f| f.results.iter_mut())
+        {
+            v.toggle_url = json_href(&v.toggle_url);
+        }
         let v = serde_json::json!({
+            "facets": facets,
             "page": l.page,
             "page_size": PAGE_SIZE,
             "next": next_href.as_ref().map(|h| json_href(h)),
@@ -147,7 +164,7 @@ pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Re
             crumbs => l.crumbs, data_href, show_score, show_template => l.form.is_some(),
             show_form => l.form.is_some(), form => l.form.unwrap_or_default(),
             catalog => l.catalog, search_action => l.row.search_href, templates => l.row.templates,
-            error => l.error, version => env!("CARGO_PKG_VERSION"),
+            error => l.error, facets, version => env!("CARGO_PKG_VERSION"),
         },
     )?))
 }

@@ -4,6 +4,7 @@
 
 mod common;
 mod discovery;
+mod facets;
 mod hostile;
 mod oai;
 mod rdm_types;

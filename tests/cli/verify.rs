@@ -1,0 +1,398 @@
+//! `soif verify`: a clean migration verifies (exit 0); a target damaged in each way — a
+//! record deleted, a value changed, a record added, a deletion not applied, the file
+//! truncated — is reported with exactly those records (exit 3). docs/verify.md.
+
+use crate::common::{code, run, stderr, stdout};
+use std::path::{Path, PathBuf};
+
+/// Five records, then a Harvest `@DELETE` of the fifth.
+const RECORDS: &str = "@FILE { http://x/1\nTitle{3}:\tOne\n}\n\
+@FILE { http://x/2\nTitle{3}:\tTwo\nAuthor{3}:\tAnn\n}\n\
+@FILE { http://x/3\nTitle{5}:\tThree\n}\n\
+@DOCUMENT { http://x/4\nTitle{4}:\tFour\n}\n\
+@FILE { http://x/5\nTitle{4}:\tFive\n}\n";
+const DELETIONS: &str = "@DELETE {\n@FILE { http://x/5\n}\n}\n";
+
+/// The sources in `dir`, as arguments.
+fn sources(dir: &Path) -> Vec<String> {
+    let a = dir.join("a.soif");
+    let b = dir.join("b.soif");
+    std::fs::write(&a, RECORDS).unwrap();
+    std::fs::write(&b, DELETIONS).unwrap();
+    vec![a.display().to_string(), b.display().to_string()]
+}
+
+fn convert(dir: &Path, to: &str, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    let mut args = vec!["convert".to_string()];
+    args.extend(sources(dir));
+    args.extend(["--to", to, "-o", out.to_str().unwrap(), "-q"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&args, b"");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    out
+}
+
+fn verify(dir: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["verify".to_string()];
+    args.extend(sources(dir));
+    args.extend(["--against".to_string(), target.display().to_string()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args, b"")
+}
+
+/// The `--list` lines, sorted.
+fn listed(out: &std::process::Output) -> Vec<String> {
+    let mut lines: Vec<String> = stdout(out).lines().map(String::from).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_clean_migration_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    for (to, name, summary) in [
+        ("sqlite", "c.db", "4 matched, 0 missing, 0 extra, 0 changed, 0 deletions not applied, 1 deletions applied"),
+        ("jsonl", "c.jsonl", "6 matched, 0 missing, 0 extra, 0 changed, 0 deletions not applied"),
+    ] {
+        let target = convert(dir.path(), to, name);
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_eq!(code(&out), 0, "{to}: {}", stderr(&out));
+        assert!(stderr(&out).contains(summary), "{to}: {}", stderr(&out));
+        assert!(stderr(&out).contains("soif verify: match"), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{to}: nothing listed");
+    }
+}
+
+#[test]
+fn a_damaged_catalog_shows_exactly_its_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = convert(dir.path(), "sqlite", "c.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "DELETE FROM \"FILE\" WHERE url = 'http://x/1';
+         UPDATE \"FILE\" SET \"Title\" = 'Deux' WHERE url = 'http://x/2';
+         INSERT INTO \"DOCUMENT\"(url, \"Title\") VALUES ('http://x/9', 'Nine');
+         INSERT INTO \"FILE\"(url, \"Title\") VALUES ('http://x/5', 'Five');",
+    )
+    .unwrap();
+    drop(conn);
+    let report = dir.path().join("report.json");
+    let out = verify(
+        dir.path(),
+        &db,
+        &["--list", "--report", report.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        listed(&out),
+        [
+            "changed\tFILE\thttp://x/2\tTitle",
+            "deletion_not_applied\tFILE\thttp://x/5",
+            "extra\tDOCUMENT\thttp://x/9",
+            "missing\tFILE\thttp://x/1",
+        ]
+    );
+    assert!(
+        stderr(&out).contains("FILE http://x/2: Title: \"Two\" -> \"Deux\""),
+        "{}",
+        stderr(&out)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["verdict"], "mismatch");
+    let t = &json["targets"][0];
+    assert_eq!(t["verdict"], "mismatch");
+    assert_eq!(t["counts"]["matched"], 2);
+    assert_eq!(t["counts"]["missing"], 1);
+    assert_eq!(t["counts"]["extra"], 1);
+    assert_eq!(t["counts"]["changed"], 1);
+    assert_eq!(t["counts"]["deletion_not_applied"], 1);
+    assert_eq!(t["examples"]["changed"][0]["change"]["target"], "Deux");
+}
+
+#[test]
+fn a_damaged_json_lines_file_shows_exactly_its_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = convert(dir.path(), "jsonl", "c.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("http://x/1\"") && !l.contains("\"delete\""))
+        .map(|l| l.replace("\"Two\"", "\"Deux\""))
+        .collect();
+    lines
+        .push(r#"{"template":"DOCUMENT","url":"http://x/9","attributes":{"Title":"Nine"}}"#.into());
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let out = verify(dir.path(), &path, &["--list"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        listed(&out),
+        [
+            "changed\tFILE\thttp://x/2\tTitle",
+            "deletion_not_applied\tFILE\thttp://x/5",
+            "extra\tDOCUMENT\thttp://x/9",
+            "missing\tFILE\thttp://x/1",
+        ]
+    );
+}
+
+#[test]
+fn a_truncated_json_lines_file_shows_the_records_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = convert(dir.path(), "jsonl", "c.jsonl");
+    let text = std::fs::read(&path).unwrap();
+    // Cut in the middle of the fourth line (http://x/4).
+    let fourth = text.windows(10).position(|w| w == b"http://x/4").unwrap();
+    std::fs::write(&path, &text[..fourth]).unwrap();
+    let out = verify(dir.path(), &path, &["--list"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        listed(&out),
+        [
+            "deletion_not_applied\tFILE\thttp://x/5",
+            "missing\tDOCUMENT\thttp://x/4",
+            "missing\tFILE\thttp://x/5",
+        ]
+    );
+    assert!(stderr(&out).contains("1 unreadable"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_truncated_catalog_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = convert(dir.path(), "sqlite", "c.db");
+    let bytes = std::fs::read(&db).unwrap();
+    std::fs::write(&db, &bytes[..bytes.len() / 2]).unwrap();
+    let out = verify(dir.path(), &db, &[]);
+    assert_ne!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("c.db"), "{}", stderr(&out));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("target.xyz");
+    std::fs::write(&odd, "").unwrap();
+    let out = verify(dir.path(), &odd, &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("give --to"), "{}", stderr(&out));
+    let out = verify(dir.path(), &odd, &["--to", "csv"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = run(&["verify", "x.soif"], b"");
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+/// Rewrites a target through JSON Lines with the same damage as above: http://x/1
+/// dropped, http://x/2's Title changed, the deletion of http://x/5 dropped, http://x/9
+/// added (soif itself writes the damaged file back in the target's format).
+fn damage(dir: &Path, target: &Path, to: &str) {
+    let plain = dir.join("damaged.jsonl");
+    let o = run(
+        &[
+            "convert",
+            target.to_str().unwrap(),
+            "--to",
+            "jsonl",
+            "-o",
+            plain.to_str().unwrap(),
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("http://x/1\"") && !l.contains("\"delete\""))
+        .map(|l| l.replace("\"Two\"", "\"Deux\""))
+        .collect();
+    lines
+        .push(r#"{"template":"DOCUMENT","url":"http://x/9","attributes":{"Title":"Nine"}}"#.into());
+    std::fs::write(&plain, lines.join("\n") + "\n").unwrap();
+    let o = run(
+        &[
+            "convert",
+            plain.to_str().unwrap(),
+            "--to",
+            to,
+            "-o",
+            target.to_str().unwrap(),
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+const DAMAGE: [&str; 4] = [
+    "changed\tFILE\thttp://x/2\tTitle",
+    "deletion_not_applied\tFILE\thttp://x/5",
+    "extra\tDOCUMENT\thttp://x/9",
+    "missing\tFILE\thttp://x/1",
+];
+
+#[test]
+fn parquet_arrow_and_soif_targets_verify_and_show_their_damage() {
+    for (to, name) in [
+        ("parquet", "c.parquet"),
+        ("arrow", "c.arrow"),
+        ("soif", "c.soif"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = convert(dir.path(), to, name);
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_eq!(code(&out), 0, "{to}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("6 matched, 0 missing"),
+            "{to}: {}",
+            stderr(&out)
+        );
+        damage(dir.path(), &target, to);
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_eq!(code(&out), 3, "{to}: {}", stderr(&out));
+        assert_eq!(listed(&out), DAMAGE, "{to}");
+    }
+}
+
+#[test]
+fn truncated_files_do_not_verify() {
+    for (to, name) in [
+        ("parquet", "c.parquet"),
+        ("arrow", "c.arrow"),
+        ("soif", "c.soif"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = convert(dir.path(), to, name);
+        let bytes = std::fs::read(&target).unwrap();
+        std::fs::write(&target, &bytes[..bytes.len() * 2 / 3]).unwrap();
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_ne!(code(&out), 0, "{to}: {}", stderr(&out));
+        assert!(stderr(&out).contains(name), "{to}: {}", stderr(&out));
+    }
+    // SOIF cut inside the fourth object: that object and what follows are reported.
+    let dir = tempfile::tempdir().unwrap();
+    let target = convert(dir.path(), "soif", "c.soif");
+    let bytes = std::fs::read(&target).unwrap();
+    let fourth = bytes.windows(10).position(|w| w == b"http://x/4").unwrap();
+    std::fs::write(&target, &bytes[..fourth + 12]).unwrap();
+    let out = verify(dir.path(), &target, &["--list"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        listed(&out),
+        [
+            "deletion_not_applied\tFILE\thttp://x/5",
+            "missing\tDOCUMENT\thttp://x/4",
+            "missing\tFILE\thttp://x/5",
+        ]
+    );
+}
+
+#[test]
+fn a_directory_of_per_run_files_is_one_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let srcs = sources(dir.path());
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for (i, s) in srcs.iter().enumerate() {
+        let out = runs.join(format!("run-{i}.parquet"));
+        let o = run(
+            &[
+                "convert",
+                s,
+                "--to",
+                "parquet",
+                "-o",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+            b"",
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let out = verify(dir.path(), &runs, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("6 matched"), "{}", stderr(&out));
+    std::fs::remove_file(runs.join("run-1.parquet")).unwrap();
+    let out = verify(dir.path(), &runs, &["--list"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(listed(&out), ["deletion_not_applied\tFILE\thttp://x/5"]);
+}
+
+#[test]
+fn a_pipeline_file_verifies_each_of_its_sinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let srcs = sources(dir.path());
+    let toml = format!(
+        "[source]\ninputs = [{:?}, {:?}]\n\n[[sink]]\nformat = \"sqlite\"\noutput = \"c.db\"\n\n\
+         [[sink]]\nformat = \"jsonl\"\noutput = \"c.jsonl\"\n\n[[sink]]\nformat = \"csv\"\noutput = \"c.csv\"\n",
+        srcs[0], srcs[1]
+    );
+    std::fs::write(dir.path().join("p.toml"), toml).unwrap();
+    let o = crate::common::run_in(Some(dir.path()), &["run", "p.toml", "-q"], b"");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = crate::common::run_in(Some(dir.path()), &["verify", "p.toml"], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("match: c.db (sqlite)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("match: c.jsonl (jsonl)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("not checked"), "{}", stderr(&out));
+    let conn = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
+    conn.execute("DELETE FROM \"FILE\" WHERE url = 'http://x/3'", [])
+        .unwrap();
+    drop(conn);
+    let out = crate::common::run_in(Some(dir.path()), &["verify", "p.toml", "--list"], b"");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "# c.db\nmissing\tFILE\thttp://x/3\n# c.jsonl\n"
+    );
+}
+
+#[test]
+fn a_manifest_checked_again_fails_once_the_target_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = convert(dir.path(), "sqlite", "c.db");
+    let manifest = dir.path().join("signoff.json");
+    let out = verify(dir.path(), &db, &["--manifest", manifest.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(m["targets"][0]["records"], 4);
+    assert_eq!(m["sources"].as_array().unwrap().len(), 2);
+    assert_eq!(m["sources"][0]["blake3"].as_str().unwrap().len(), 64);
+    let check = || {
+        run(
+            &["verify", "--check-manifest", manifest.to_str().unwrap()],
+            b"",
+        )
+    };
+    let out = check();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("still holds"), "{}", stderr(&out));
+    // Rewriting the same content (another page layout) still holds.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("VACUUM").unwrap();
+    let out = check();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    conn.execute(
+        "UPDATE \"FILE\" SET \"Title\" = 'Uno' WHERE url = 'http://x/1'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let out = check();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no longer holds"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("target"), "{}", stderr(&out));
+    // A source changed since the sign-off is told too.
+    std::fs::write(dir.path().join("a.soif"), "@FILE { http://x/1\n}\n").unwrap();
+    let out = check();
+    assert!(stderr(&out).contains("source"), "{}", stderr(&out));
+}
