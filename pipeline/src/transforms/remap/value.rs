@@ -25,6 +25,7 @@
 //! missing, or a list) does.
 
 use soif_codecs::{Attribute, Record, Value as SoifValue};
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use vrl::value::kind::Collection;
 use vrl::value::{KeyString, Kind, ObjectMap, Value};
@@ -50,17 +51,22 @@ pub fn object(attributes: &[Attribute]) -> ObjectMap {
     // Names seen more than once so far: their entry is the array of every value.
     let mut repeated: Vec<KeyString> = Vec::new();
     for attr in attributes {
-        let key = key(&attr.name);
         let value = value(&attr.value);
-        match map.get_mut(&key) {
-            None => {
-                map.insert(key, value);
+        // One search per attribute: the entry is found (or made) once.
+        match map.entry(key(&attr.name)) {
+            Entry::Vacant(slot) => {
+                slot.insert(value);
             }
-            Some(Value::Array(items)) if repeated.contains(&key) => items.push(value),
-            Some(first) => {
-                let first = std::mem::replace(first, Value::Null);
-                map.insert(key.clone(), Value::Array(vec![first, value]));
-                repeated.push(key);
+            Entry::Occupied(mut slot) => {
+                if repeated.contains(slot.key()) {
+                    if let Value::Array(items) = slot.get_mut() {
+                        items.push(value);
+                    }
+                } else {
+                    repeated.push(slot.key().clone());
+                    let first = std::mem::replace(slot.get_mut(), Value::Null);
+                    *slot.get_mut() = Value::Array(vec![first, value]);
+                }
             }
         }
     }
