@@ -29,7 +29,7 @@
 //!
 //! A `[[sink]]` is one format's configuration, [`soif_sinks::SinkConfig`], tagged by
 //! `format`: its keys mirror the `convert` options that concern that format (`output`,
-//! `columns`, `list_separator`, `charset`, `bom`, `dcterms`, `batch_size`, `schema`,
+//! `columns`, `list_separator`, `charset`, `bom`, `batch_size`, `schema`,
 //! `token` — for `rdm`; the `SOIF_TOKEN` environment variable is used when absent —,
 //! `gzip_posts`, `compression`, `parquet_layout`), and a key of another format is an
 //! error. A top-level `schema` is what `--schema` is to `convert` for the transforms; top-level

@@ -118,14 +118,16 @@ sink_options! {
     /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL; for
     /// sparql, the URL of a SPARQL Update endpoint.
     #[arg(short, long, value_name = "OUTPUT")]
-    output: Option<String> => [Jsonl, Soif, Csv, Rdfxml, Sqlite, Rdm, Sparql, Parquet, Arrow];
+    output: Option<String> => [
+        Jsonl, Soif, Csv, Rdfxml, Ntriples, Turtle, Jsonld, Sqlite, Rdm, Sparql, Parquet, Arrow
+    ];
 
     /// How to write values that are not UTF-8 where text is needed: `utf8` (the default;
     /// JSON gets {"base64": …}, text formats a replacement) or `latin1` (read them as ISO
-    /// 8859-1). For jsonl, csv, rdfxml, sqlite and parquet.
+    /// 8859-1). For jsonl, csv, sqlite and parquet.
     #[arg(long, value_name = "CHARSET", value_parser = named(&CHARSETS, charset))]
     #[serde(default, deserialize_with = "de_charset")]
-    charset: Option<Charset> => [Jsonl, Csv, Rdfxml, Sqlite, Parquet];
+    charset: Option<Charset> => [Jsonl, Csv, Sqlite, Parquet];
 
     /// CSV (and wide Parquet) columns after template,url (default: from --schema, or a
     /// first pass over the input).
@@ -140,11 +142,6 @@ sink_options! {
     #[arg(long)]
     #[serde(default)]
     bom: bool => [Csv];
-
-    /// RDF/XML: also write qualified DCMI terms.
-    #[arg(long)]
-    #[serde(default)]
-    dcterms: bool => [Rdfxml];
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
     /// RDM and SPARQL records per POST (default 1000).
