@@ -10,7 +10,7 @@
 
 use crate::options::{self, Front, SinkOption, SinkOptions};
 use crate::parquet::Layout;
-use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sqlite, Format};
+use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sparql, sqlite, Format};
 use serde::{Deserialize, Deserializer};
 use soif_options::OptionError;
 use soif_pipeline::Error;
@@ -27,6 +27,7 @@ pub enum SinkConfig {
     Rdfxml(rdfxml::Config),
     Sqlite(sqlite::Config),
     Rdm(rdm::Config),
+    Sparql(sparql::Config),
     Parquet(parquet::Config),
     Arrow(arrow::Config),
     Null(null::Config),
@@ -44,6 +45,7 @@ macro_rules! output_field {
             SinkConfig::Rdfxml($c) => Some($field),
             SinkConfig::Sqlite($c) => Some($field),
             SinkConfig::Rdm($c) => Some($field),
+            SinkConfig::Sparql($c) => Some($field),
             SinkConfig::Parquet($c) => Some($field),
             SinkConfig::Arrow($c) => Some($field),
             SinkConfig::Null(_) => None,
@@ -119,6 +121,7 @@ impl SinkConfig {
             Format::Rdfxml => SinkConfig::Rdfxml(options.into()),
             Format::Sqlite => SinkConfig::Sqlite(options.into()),
             Format::Rdm => SinkConfig::Rdm(options.into()),
+            Format::Sparql => SinkConfig::Sparql(options.into()),
             Format::Parquet => SinkConfig::Parquet(options.into()),
             Format::Arrow => SinkConfig::Arrow(options.into()),
             Format::Null => SinkConfig::Null(options.into()),
@@ -133,6 +136,7 @@ impl SinkConfig {
             SinkConfig::Rdfxml(_) => Format::Rdfxml,
             SinkConfig::Sqlite(_) => Format::Sqlite,
             SinkConfig::Rdm(_) => Format::Rdm,
+            SinkConfig::Sparql(_) => Format::Sparql,
             SinkConfig::Parquet(_) => Format::Parquet,
             SinkConfig::Arrow(_) => Format::Arrow,
             SinkConfig::Null(_) => Format::Null,
@@ -211,7 +215,7 @@ pub struct RunContext {
 /// [`SinkArgs::config`] makes the [`SinkConfig`] of that format.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SinkArgs {
-    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, parquet, arrow (an Arrow IPC
+    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, sparql, parquet, arrow (an Arrow IPC
     /// stream), or null (parse and count only).
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
@@ -305,6 +309,17 @@ impl From<&SinkOptions> for rdm::Config {
             token: o.token.clone(),
             batch_size: o.batch_size,
             gzip_posts: o.gzip_posts,
+        }
+    }
+}
+
+/// The options of a `sparql` sink.
+impl From<&SinkOptions> for sparql::Config {
+    fn from(o: &SinkOptions) -> sparql::Config {
+        sparql::Config {
+            output: o.output.clone(),
+            token: o.token.clone(),
+            batch_size: o.batch_size,
         }
     }
 }

@@ -9,14 +9,15 @@ pub enum Format {
     Rdfxml,
     Sqlite,
     Rdm,
+    Sparql,
     Parquet,
     Arrow,
     Null,
 }
 
 impl Format {
-    pub const ALL: [&'static str; 9] = [
-        "jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "parquet", "arrow", "null",
+    pub const ALL: [&'static str; 10] = [
+        "jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "sparql", "parquet", "arrow", "null",
     ];
 
     pub fn parse(s: &str) -> Option<Format> {
@@ -27,6 +28,7 @@ impl Format {
             "rdfxml" | "rdf" => Format::Rdfxml,
             "sqlite" => Format::Sqlite,
             "rdm" => Format::Rdm,
+            "sparql" => Format::Sparql,
             "parquet" => Format::Parquet,
             "arrow" | "arrows" | "ipc" => Format::Arrow,
             "null" => Format::Null,
@@ -43,6 +45,7 @@ impl Format {
             Format::Rdfxml => "RDF/XML (Dublin Core)",
             Format::Sqlite => "SQLite",
             Format::Rdm => "RDM messages to a catalog server",
+            Format::Sparql => "SPARQL Update requests to a triple store",
             Format::Parquet => "Parquet",
             Format::Arrow => "Arrow IPC streams",
             Format::Null => return None,
@@ -57,6 +60,7 @@ impl Format {
             Format::Rdfxml => "rdfxml",
             Format::Sqlite => "sqlite",
             Format::Rdm => "rdm",
+            Format::Sparql => "sparql",
             Format::Parquet => "parquet",
             Format::Arrow => "arrow",
             Format::Null => "null",

@@ -8,6 +8,7 @@
 //! | `rdfxml` | [`rdfxml`]  | Simple Dublin Core in RDF/XML |
 //! | `sqlite` | [`sqlite`]  | a table per template |
 //! | `rdm`    | [`rdm`]     | RDM `rd-response` POSTs to a catalog server |
+//! | `sparql` | [`sparql`]  | SPARQL 1.1 Update POSTs, a named graph per record |
 //! | `parquet`| [`parquet`] | a Parquet file in soif's Arrow layout, or a column per attribute ([`wide`]) |
 //! | `arrow`  | [`arrow`]   | an Arrow IPC stream in soif's Arrow layout |
 //! | `null`   | [`null`]    | nothing (parse and count) |
@@ -23,6 +24,7 @@ pub mod arrow;
 pub mod config;
 pub mod csv;
 mod format;
+pub mod http;
 pub mod jsonl;
 pub mod null;
 pub mod options;
@@ -32,6 +34,7 @@ pub mod rdf;
 pub mod rdfxml;
 pub mod rdm;
 pub mod soif;
+pub mod sparql;
 pub mod sqlite;
 pub mod wide;
 
@@ -149,6 +152,20 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                 )?
                 .with_gzip(c.gzip_posts),
             ))
+        }
+        SinkConfig::Sparql(c) => {
+            let output = c.output.as_deref().filter(|o| *o != "-").ok_or_else(|| {
+                Error::Config(
+                    "sparql output needs a SPARQL Update endpoint (-o http://host:port/update)"
+                        .into(),
+                )
+            })?;
+            Ok(Box::new(sparql::SparqlSink::new(
+                output,
+                c.token.clone(),
+                c.batch_size
+                    .map_or(sparql::DEFAULT_BATCH_RECORDS, |b| b.max(1)),
+            )?))
         }
     }
 }

@@ -115,9 +115,10 @@ macro_rules! sink_options {
 }
 
 sink_options! {
-    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL.
+    /// Output path (default stdout; sqlite needs one) or, for rdm, a catalog URL; for
+    /// sparql, the URL of a SPARQL Update endpoint.
     #[arg(short, long, value_name = "OUTPUT")]
-    output: Option<String> => [Jsonl, Soif, Csv, Rdfxml, Sqlite, Rdm, Parquet, Arrow];
+    output: Option<String> => [Jsonl, Soif, Csv, Rdfxml, Sqlite, Rdm, Sparql, Parquet, Arrow];
 
     /// How to write values that are not UTF-8 where text is needed: `utf8` (the default;
     /// JSON gets {"base64": …}, text formats a replacement) or `latin1` (read them as ISO
@@ -146,9 +147,9 @@ sink_options! {
     dcterms: bool => [Rdfxml];
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
-    /// RDM records per POST (default 1000).
+    /// RDM and SPARQL records per POST (default 1000).
     #[arg(long, value_name = "N")]
-    batch_size: Option<usize> => [Sqlite, Rdm];
+    batch_size: Option<usize> => [Sqlite, Rdm, Sparql];
 
     /// An RDM @SCHEMA file: CSV columns, SQLite column types, wide Parquet column types
     /// (on the command line also the `validate` transform's).
@@ -168,9 +169,10 @@ sink_options! {
     #[serde(default, deserialize_with = "de_layout")]
     parquet_layout: Option<Layout> => [Parquet];
 
-    /// Bearer token for an rdm output (default: the SOIF_TOKEN environment variable).
+    /// Bearer token for an rdm or sparql output (default: the SOIF_TOKEN environment
+    /// variable).
     #[arg(long, value_name = "TOKEN", env = "SOIF_TOKEN", hide_env_values = true)]
-    token: Option<String> => [Rdm] shared;
+    token: Option<String> => [Rdm, Sparql] shared;
 
     /// RDM: gzip each POST (`Content-Encoding: gzip`, which the note allows and `soif
     /// serve` accepts; another catalog server may not).

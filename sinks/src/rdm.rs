@@ -23,31 +23,22 @@
 //! stops the run: nothing of that batch is counted, and the summary's `out` is the
 //! records of the batches the server acknowledged ([`Sink::stored`]).
 //!
-//! **Failures.** A connection error, a broken-off exchange or an HTTP 5xx is retried
-//! [`RETRIES`] times with exponential backoff (0.25 s, 0.5 s, 1 s, … capped at 8 s). A
-//! `429 Too Many Requests` or `503 Service Unavailable` is retried after the reply's
-//! `Retry-After` (seconds or an HTTP date) when it gives one, waiting at most
-//! [`MAX_RETRY_AFTER`] (a longer wait is cut to that); each retry is reported as a
-//! warning. Any other 4xx stops the run with the server's `RDM-Error-Message` (a wrong
-//! token, a record the catalog refuses). The error of a stopped run says how many records
-//! the catalog had stored before it. Retrying is safe: the server applies a message whole
-//! or not at all, and every record is an upsert or a delete keyed on its URL, so a batch
-//! that was stored although its reply was lost is only stored again. Records without a
-//! URL (`-`) cannot be keyed and are rejected here, one by one, under `--on-error`.
-//!
-//! **Threads.** [`Sink`] is synchronous and the engine calls it on a blocking thread, so
-//! the sink drives the async `reqwest` client with `Handle::block_on` on the runtime it was
-//! built in (or on a small runtime of its own when built outside one). This keeps one
-//! HTTP stack (`reqwest` without its `blocking` feature) for the sink, the catalog source
-//! and the server's tests. Do not call it from inside an async task.
+//! **Failures.** A connection error, a broken-off exchange, an HTTP 5xx, a `429` or a
+//! `503` is retried as [`crate::http`] says (backoff, `Retry-After`), each retry reported
+//! as a warning. Any other 4xx stops the run with the server's `RDM-Error-Message` (a
+//! wrong token, a record the catalog refuses). The error of a stopped run says how many
+//! records the catalog had stored before it. Retrying is safe: the server applies a
+//! message whole or not at all, and every record is an upsert or a delete keyed on its
+//! URL, so a batch that was stored although its reply was lost is only stored again.
+//! Records without a URL (`-`) cannot be keyed and are rejected here, one by one, under
+//! `--on-error`.
 
+use crate::http::{Attempt, Failure, Poster, Reply};
 use bytes::Bytes;
 use soif_codecs::rdm::message::reply_error_message;
 use soif_codecs::rdm::{Csid, RdmHeader, RdmType};
-use soif_codecs::run_error::error_chain;
 use soif_codecs::soif::encode_record;
 use soif_codecs::{Action, Record};
-use soif_pipeline::retry::retry_after;
 use soif_pipeline::{Error, Sink, SinkError};
 use std::time::Duration;
 
@@ -72,21 +63,6 @@ pub const DEFAULT_BATCH_RECORDS: usize = 1000;
 
 /// The most SOIF bytes one POST carries (a batch is sent earlier when it reaches this).
 pub const MAX_BATCH_BYTES: usize = 8 << 20;
-
-/// How many times a batch is retried after a connection error, a 5xx or a 429.
-pub const RETRIES: u32 = 6;
-
-/// The longest wait a `Retry-After` header gets (a longer one is cut to this).
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-
-/// The longest one POST (send the batch, read the reply) may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The longest wait between two attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(8);
-
-/// How much of an error reply is read for its message.
-const MAX_REPLY: usize = 64 << 10;
 
 /// Where the sink sends: the endpoint URL and the catalog id, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,38 +103,12 @@ impl Target {
     }
 }
 
-enum Runtime {
-    Shared(tokio::runtime::Handle),
-    Owned(tokio::runtime::Runtime),
-}
-
-impl Runtime {
-    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        match self {
-            Runtime::Shared(h) => h.block_on(f),
-            Runtime::Owned(rt) => rt.block_on(f),
-        }
-    }
-}
-
-/// What one attempt to send a batch came to.
-#[derive(Debug, PartialEq)]
-enum Attempt {
-    Done,
-    /// Worth another try (connection trouble, 5xx, 429), after the server's
-    /// `Retry-After` if it gave one.
-    Retry(String, Option<Duration>),
-    /// The server refused (4xx), or the reply does not say the batch was stored: stop.
-    Refused(String),
-}
-
 /// The `rdm` sink (see the module doc).
 pub struct RdmSink {
     target: Target,
     token: Option<String>,
     batch_size: usize,
-    client: reqwest::Client,
-    rt: Runtime,
+    poster: Poster,
     /// The pending batch's records, canonical SOIF.
     buf: Vec<u8>,
     pending: usize,
@@ -171,11 +121,6 @@ pub struct RdmSink {
     gzip: bool,
     /// Records sent (acknowledged by the server).
     sent: u64,
-    /// Attempts that failed and were retried.
-    retried: u64,
-    base_backoff: Duration,
-    /// Retries not yet reported (see [`Sink::take_notices`]).
-    notices: Vec<String>,
 }
 
 impl std::fmt::Debug for RdmSink {
@@ -192,28 +137,12 @@ impl RdmSink {
     /// A sink for `output` (see [`Target::parse`]).
     pub fn new(output: &str, token: Option<String>, batch_size: usize) -> Result<RdmSink, Error> {
         let target = Target::parse(output)?;
-        let rt = match tokio::runtime::Handle::try_current() {
-            Ok(h) => Runtime::Shared(h),
-            Err(_) => Runtime::Owned(
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| Error::io("starting the rdm sink's runtime", e))?,
-            ),
-        };
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("soif/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(30))
-            // A hung exchange counts as a connection error: retried, then given up.
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .map_err(|e| Error::Fatal(format!("rdm: HTTP client: {e}")))?;
+        let poster = Poster::new("rdm", true)?;
         Ok(RdmSink {
             target,
             token: token.filter(|t| !t.is_empty()),
             batch_size: batch_size.max(1),
-            client,
-            rt,
+            poster,
             buf: Vec::new(),
             pending: 0,
             batch_template: None,
@@ -221,9 +150,6 @@ impl RdmSink {
             kind: RdmType::RdResponse,
             gzip: false,
             sent: 0,
-            retried: 0,
-            base_backoff: Duration::from_millis(250),
-            notices: Vec::new(),
         })
     }
 
@@ -235,7 +161,7 @@ impl RdmSink {
 
     /// Sets the first retry's wait (tests use a short one).
     pub fn with_backoff(mut self, base: Duration) -> RdmSink {
-        self.base_backoff = base;
+        self.poster = self.poster.with_backoff(base);
         self
     }
 
@@ -251,7 +177,7 @@ impl RdmSink {
 
     /// Failed attempts that were retried.
     pub fn retried(&self) -> u64 {
-        self.retried
+        self.poster.retried()
     }
 
     fn message(&self) -> Vec<u8> {
@@ -299,52 +225,39 @@ impl RdmSink {
             return Ok(());
         }
         let body = Bytes::from(self.body()?);
-        let mut attempt = 0u32;
-        loop {
-            let outcome = self.rt.block_on(send(
-                &self.client,
-                &self.target.endpoint,
-                self.token.as_deref(),
-                self.gzip,
-                body.clone(),
-            ));
-            match outcome {
-                Attempt::Done => break,
-                Attempt::Refused(m) => {
-                    return Err(Error::Fatal(format!(
-                        "rdm {}: the server refused {} {} records: {m} ({} records stored \
-                         in the catalog before this)",
-                        self.target.endpoint, self.kind, self.pending, self.sent
-                    )))
+        let (endpoint, token, gzip) = (&self.target.endpoint, self.token.as_deref(), self.gzip);
+        let sent = self.poster.post(
+            &format!("the batch of {} records", self.pending),
+            |client| {
+                let mut req = client
+                    .post(endpoint)
+                    .header(reqwest::header::CONTENT_TYPE, RDM_CONTENT_TYPE)
+                    .body(body.clone());
+                if gzip {
+                    req = req.header(reqwest::header::CONTENT_ENCODING, "gzip");
                 }
-                Attempt::Retry(m, retry_after) => {
-                    if attempt >= RETRIES {
-                        return Err(Error::Fatal(format!(
-                            "rdm {}: giving up after {} attempts: {m} ({} records stored in \
-                             the catalog before this)",
-                            self.target.endpoint,
-                            attempt + 1,
-                            self.sent
-                        )));
-                    }
-                    self.retried += 1;
-                    let wait = match retry_after {
-                        Some(w) => w.min(MAX_RETRY_AFTER),
-                        None => self
-                            .base_backoff
-                            .saturating_mul(1u32 << attempt.min(16))
-                            .min(MAX_BACKOFF),
-                    };
-                    self.notices.push(format!(
-                        "{m}; sending the batch of {} records again in {:.1} s (retry {} of \
-                         {RETRIES})",
-                        self.pending,
-                        wait.as_secs_f64(),
-                        attempt + 1
-                    ));
-                    std::thread::sleep(wait);
-                    attempt += 1;
+                if let Some(t) = token {
+                    req = req.bearer_auth(t);
                 }
+                req
+            },
+            judge,
+        );
+        match sent {
+            Ok(()) => {}
+            Err(Failure::Refused(m)) => {
+                return Err(Error::Fatal(format!(
+                    "rdm {}: the server refused {} {} records: {m} ({} records stored \
+                     in the catalog before this)",
+                    self.target.endpoint, self.kind, self.pending, self.sent
+                )))
+            }
+            Err(Failure::GaveUp { attempts, last }) => {
+                return Err(Error::Fatal(format!(
+                    "rdm {}: giving up after {attempts} attempts: {last} ({} records stored \
+                     in the catalog before this)",
+                    self.target.endpoint, self.sent
+                )))
             }
         }
         self.sent += self.pending as u64;
@@ -356,80 +269,16 @@ impl RdmSink {
     }
 }
 
-/// One POST.
-async fn send(
-    client: &reqwest::Client,
-    endpoint: &str,
-    token: Option<&str>,
-    gzip: bool,
-    body: Bytes,
-) -> Attempt {
-    let mut req = client
-        .post(endpoint)
-        .header(reqwest::header::CONTENT_TYPE, "application/x-rdm")
-        .body(body);
-    if gzip {
-        req = req.header(reqwest::header::CONTENT_ENCODING, "gzip");
-    }
-    if let Some(t) = token {
-        req = req.bearer_auth(t);
-    }
-    let mut resp = match req.send().await {
-        Ok(r) => r,
-        Err(e) if e.is_builder() => return Attempt::Refused(e.to_string()),
-        Err(e) => return Attempt::Retry(error_chain(&e), None),
-    };
-    let status = resp.status();
-    let retry_after = resp
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(retry_after);
-    let content_type = resp
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    // The reply is a status-response: read (a bounded part of) it for its message.
-    let mut reply = Vec::new();
-    loop {
-        match resp.chunk().await {
-            Ok(Some(c)) => {
-                let room = MAX_REPLY.saturating_sub(reply.len());
-                reply.extend_from_slice(&c[..c.len().min(room)]);
-                if room < c.len() {
-                    break;
-                }
-            }
-            Ok(None) => break,
-            Err(e) if status.is_success() => {
-                // The reply broke off: whether the batch was stored is unknown, so send it
-                // again (harmless: upserts).
-                return Attempt::Retry(format!("reading the reply: {}", error_chain(&e)), None);
-            }
-            Err(_) => break,
-        }
-    }
-    judge(status, content_type.as_deref(), &reply, retry_after)
-}
-
 /// What a reply says about the batch (see the module doc).
-fn judge(
-    status: reqwest::StatusCode,
-    content_type: Option<&str>,
-    reply: &[u8],
-    retry_after: Option<Duration>,
-) -> Attempt {
-    let is_rdm = content_type.is_some_and(|t| {
-        t.split(';')
-            .next()
-            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(RDM_CONTENT_TYPE))
-    });
+fn judge(reply: &Reply) -> Attempt {
+    let is_rdm = reply.is_type(RDM_CONTENT_TYPE);
     let header = is_rdm
-        .then(|| soif_codecs::soif::decode_all(reply, Default::default()))
+        .then(|| soif_codecs::soif::decode_all(&reply.body, Default::default()))
         .and_then(|objects| objects.into_iter().next())
         .and_then(|first| first.ok())
         .and_then(|first| RdmHeader::from_record(&first).ok());
     let message = header.as_ref().and_then(|h| h.error_message.clone());
+    let status = reply.status;
     if status.is_success() {
         return match (header, message) {
             (_, Some(m)) => Attempt::Refused(format!("HTTP {status}: {m}")),
@@ -443,7 +292,7 @@ fn judge(
                 "HTTP {status} with {}, not an RDM status-response: the batch is not known to \
                  be stored (a proxy or captive portal answering instead of the catalog \
                  server?)",
-                match content_type {
+                match &reply.content_type {
                     Some(t) if is_rdm => format!("a {t} reply that holds no @RDMHEADER"),
                     Some(t) => format!("a {t} reply"),
                     None => "a reply without Content-Type".to_string(),
@@ -451,21 +300,11 @@ fn judge(
             )),
         };
     }
-    let text = format!(
-        "HTTP {status}: {}",
+    reply.failure(
         message
-            .or_else(|| reply_error_message(reply))
-            .unwrap_or_else(|| "(no RDM-Error-Message)".into())
-    );
-    if status == reqwest::StatusCode::TOO_MANY_REQUESTS
-        || status == reqwest::StatusCode::SERVICE_UNAVAILABLE
-    {
-        Attempt::Retry(text, retry_after)
-    } else if status.is_server_error() {
-        Attempt::Retry(text, None)
-    } else {
-        Attempt::Refused(text)
-    }
+            .or_else(|| reply_error_message(&reply.body))
+            .unwrap_or_else(|| "(no RDM-Error-Message)".into()),
+    )
 }
 
 impl Sink for RdmSink {
@@ -510,13 +349,29 @@ impl Sink for RdmSink {
     }
 
     fn take_notices(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.notices)
+        self.poster.take_notices()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::judge`] of a reply made of these parts.
+    fn judge(
+        status: reqwest::StatusCode,
+        content_type: Option<&str>,
+        body: &[u8],
+        retry_after: Option<Duration>,
+    ) -> Attempt {
+        super::judge(&Reply {
+            status,
+            content_type: content_type.map(str::to_string),
+            body: body.to_vec(),
+            retry_after,
+            location: None,
+        })
+    }
 
     #[test]
     fn targets() {

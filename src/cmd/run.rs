@@ -90,10 +90,13 @@ fn job(args: &RunArgs) -> Result<Job, Error> {
                 slot.clone_from(&config.schema);
             }
         }
-        if let SinkConfig::Rdm(c) = s {
-            if c.token.is_none() {
-                c.token = std::env::var("SOIF_TOKEN").ok();
-            }
+        let token = match s {
+            SinkConfig::Rdm(c) => Some(&mut c.token),
+            SinkConfig::Sparql(c) => Some(&mut c.token),
+            _ => None,
+        };
+        if let Some(token) = token.filter(|t| t.is_none()) {
+            *token = std::env::var("SOIF_TOKEN").ok();
         }
     }
     Ok(Job {

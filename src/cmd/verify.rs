@@ -1,22 +1,25 @@
 //! `soif verify`: check that a target holds what converting the sources writes — every
 //! record, with its values, and none of those deleted (docs/verify.md). The reading and
-//! the comparison are the `soif_verify` crate's; this module turns the flags into a
-//! [`Verification`] and prints the [`Report`].
+//! the comparison are the `soif_verify` crate's; this module turns the flags (or a
+//! pipeline file) into [`Verification`]s, prints the [`Report`]s, and writes or re-checks
+//! the sign-off's [`Manifest`].
 
 use crate::input::InputArgs;
+use crate::pipeline_file::PipelineConfig;
 use crate::terminal::{fail, runtime, Reporter, EXIT_OK, EXIT_REJECTED};
 use clap::Args;
 use serde::Deserialize;
-use soif_pipeline::transforms::TransformSpec;
-use soif_pipeline::Error;
+use soif_pipeline::transforms::{TransformContext, TransformSpec};
+use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
-use soif_sources::InputSource;
+use soif_sources::{InputSettings, InputSource, InputSpec};
 use soif_verify::compare::Finding;
+use soif_verify::manifest::{recheck, Manifest, SourceDigest, TargetDigest, VERSION};
 use soif_verify::report::Report;
 use soif_verify::target::Target;
 use soif_verify::Verification;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Check that a catalog or files hold what converting the sources writes.
@@ -27,21 +30,25 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   soif convert archive/ -t collapse --to sqlite -o catalog.db
-  soif verify archive/ -t collapse --against catalog.db
+  soif verify archive/ -t collapse --against catalog.db --manifest signoff.json
+  soif verify --check-manifest signoff.json          # weeks later: still the same?
   soif verify dumps/ --against records.parquet --report verify.json
   soif verify archive/ --against out.jsonl --list > differences.tsv
+  soif verify pipeline.toml                          # every sink of a pipeline file
 
 The sources are read with the same options and transforms (-t) as the conversion; the
 target's format comes from its name (.db, .sqlite, .jsonl, .soif, .parquet, .arrow, a
-directory of such files) or --to.
+directory of such files) or --to. A pipeline file (one INPUT ending in .toml, no
+--against) gives the sources, transforms and targets: each [[sink]] that can be read back.
 
 --list prints one line per record that does not match, on stdout:
   CLASS<TAB>TEMPLATE<TAB>URL[<TAB>ATTRIBUTE]
 with CLASS missing, extra, changed or deletion_not_applied.
 
-Exit status: 0 the target matches, 1 failed, 2 usage or configuration error,
-3 the target does not match (records missing, extra, changed, deletions not applied, or
-records of the target unreadable).")]
+Exit status: 0 the target matches (or the manifest still holds), 1 failed, 2 usage or
+configuration error, 3 the target does not match (records missing, extra, changed,
+deletions not applied, records of the target unreadable; or the manifest no longer
+holds).")]
 pub struct VerifyArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -71,70 +78,263 @@ pub struct VerifyArgs {
     /// Print every record that does not match on stdout (see below).
     #[arg(long)]
     pub list: bool,
+
+    /// Write the sign-off's manifest to this file: the sources' digests, the
+    /// transforms, each target's record count and content digest, the date.
+    #[arg(long, value_name = "FILE.json")]
+    pub manifest: Option<PathBuf>,
+
+    /// Check a manifest again instead: read its targets and hash its sources anew, and
+    /// report what changed since the sign-off.
+    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["against", "manifest", "transforms", "list"])]
+    pub check_manifest: Option<PathBuf>,
 }
 
 pub fn run(args: VerifyArgs) -> ExitCode {
-    match verify(&args) {
-        Ok(report) => {
-            if !args.input.quiet {
-                eprint!("{report}");
-            }
-            if report.matches() {
-                ExitCode::from(EXIT_OK)
-            } else {
-                ExitCode::from(EXIT_REJECTED)
-            }
-        }
+    let result = match &args.check_manifest {
+        Some(path) => check_manifest(&args, path),
+        None => verify(&args),
+    };
+    match result {
+        Ok(true) => ExitCode::from(EXIT_OK),
+        Ok(false) => ExitCode::from(EXIT_REJECTED),
         Err(e) => fail(&e),
     }
 }
 
-fn verify(args: &VerifyArgs) -> Result<Report, Error> {
-    let against = args
-        .against
-        .as_deref()
-        .ok_or_else(|| Error::Config("soif verify needs --against TARGET".into()))?;
-    let sink = target_sink(against, args.to.as_deref(), args.charset.as_deref())?;
-    let target = Target::of_sink(&sink)?;
-    let specs = args.input.specs()?;
-    let transforms: Vec<TransformSpec> =
-        args.transforms.iter().map(|t| t.as_str().into()).collect();
-    let context = args.input.transform_context(None)?;
-    let built = transforms
-        .iter()
-        .map(|t| t.build(&context))
-        .collect::<Result<Vec<_>, _>>()?;
+/// What to verify: the sources as the conversion read them, and its targets.
+struct Plan {
+    specs: Vec<InputSpec>,
+    settings: InputSettings,
+    engine: EngineOptions,
+    transforms: Vec<TransformSpec>,
+    context: TransformContext,
+    targets: Vec<Target>,
+    temp_dir: Option<PathBuf>,
+}
+
+impl Plan {
+    /// From the flags: the INPUTs, -t and --against.
+    fn of_flags(args: &VerifyArgs, reporter: &std::sync::Arc<Reporter>) -> Result<Plan, Error> {
+        let against = args.against.as_deref().ok_or_else(|| {
+            Error::Config(
+                "soif verify needs --against TARGET (or a pipeline file as its one input)".into(),
+            )
+        })?;
+        let sink = target_sink(against, args.to.as_deref(), args.charset.as_deref())?;
+        Ok(Plan {
+            specs: args.input.specs()?,
+            settings: args.input.input_settings(),
+            engine: args.input.engine_options(reporter)?,
+            transforms: args.transforms.iter().map(|t| t.as_str().into()).collect(),
+            context: args.input.transform_context(None)?,
+            targets: vec![Target::of_sink(&sink)?],
+            temp_dir: args.input.temp_dir.clone(),
+        })
+    }
+
+    /// From a pipeline file: its `[source]`, transforms and every `[[sink]]` that can
+    /// be read back (the others are named on stderr).
+    fn of_pipeline(path: &Path, args: &VerifyArgs) -> Result<Plan, Error> {
+        if args.against.is_some() || !args.transforms.is_empty() || args.to.is_some() {
+            return Err(Error::Config(
+                "a pipeline file gives the transforms and targets: no -t, --against or --to with it"
+                    .into(),
+            ));
+        }
+        let config = PipelineConfig::load(path)?;
+        let incremental = config.state.is_some();
+        let mut targets = Vec::new();
+        for sink in &config.sinks {
+            match sink {
+                SinkConfig::Null(_) => {}
+                s => match Target::of_sink(s) {
+                    Ok(t) if incremental => targets.push(t.per_run()),
+                    Ok(t) => targets.push(t),
+                    Err(e) if !args.input.quiet => eprintln!("soif verify: not checked: {e}"),
+                    Err(_) => {}
+                },
+            }
+        }
+        if targets.is_empty() {
+            return Err(Error::Config(format!(
+                "{}: no [[sink]] that soif verify can read back (sqlite, jsonl, soif, parquet, arrow)",
+                path.display()
+            )));
+        }
+        Ok(Plan {
+            specs: soif_sources::expand(&config.source.inputs)?,
+            settings: InputSettings::from(&config.source),
+            engine: EngineOptions {
+                decoder: config.source.decoder_options(),
+                ..EngineOptions::default()
+            },
+            transforms: config.transforms.clone(),
+            context: config.transform_context()?,
+            targets,
+            temp_dir: config.temp_dir.clone(),
+        })
+    }
+}
+
+/// One pipeline file as the only input, and no --against: verify the pipeline.
+fn pipeline_path(args: &VerifyArgs) -> Option<PathBuf> {
+    match &args.input.inputs[..] {
+        [one] if args.against.is_none() && one.ends_with(".toml") => Some(PathBuf::from(one)),
+        _ => None,
+    }
+}
+
+fn verify(args: &VerifyArgs) -> Result<bool, Error> {
     let reporter = Reporter::new(args.input.quiet);
-    let v = Verification {
-        sources: Box::new(InputSource::new(specs, args.input.input_settings())),
-        transforms: built,
-        target,
-        engine: args.input.engine_options(&reporter)?,
-        settings: args.input.input_settings(),
-        temp_dir: args.input.temp_dir.clone(),
-        observer: Some(reporter.clone()),
+    let plan = match pipeline_path(args) {
+        Some(path) => Plan::of_pipeline(&path, args)?,
+        None => Plan::of_flags(args, &reporter)?,
+    };
+    if plan.targets.len() > 1 && plan.specs.iter().any(|s| matches!(s, InputSpec::Stdin)) {
+        return Err(Error::Config(
+            "stdin can be read once: verify one target at a time, or save the input to a file"
+                .into(),
+        ));
+    }
+    // The manifest's sources are hashed before reading: what was verified is what is
+    // recorded.
+    let sources = match &args.manifest {
+        Some(_) => source_digests(&plan.specs)?,
+        None => Vec::new(),
     };
     let rt = runtime()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let list = args.list;
-    let report = soif_verify::verify(v, &rt, &mut |f: &Finding| {
-        if list {
-            list_line(&mut out, f)
-        } else {
-            Ok(())
+    let several = plan.targets.len() > 1;
+    let mut reports = Vec::new();
+    for target in &plan.targets {
+        if args.list && several {
+            writeln!(out, "# {}", target.location).map_err(|e| Error::io("writing the list", e))?;
         }
-    });
+        let transforms = plan
+            .transforms
+            .iter()
+            .map(|t| t.build(&plan.context))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut engine = plan.engine.clone();
+        engine.observer = Some(reporter.clone());
+        let v = Verification {
+            sources: Box::new(InputSource::new(plan.specs.clone(), plan.settings.clone())),
+            transforms,
+            target: target.clone(),
+            engine,
+            settings: plan.settings.clone(),
+            temp_dir: plan.temp_dir.clone(),
+            observer: Some(reporter.clone()),
+        };
+        let list = args.list;
+        let report = soif_verify::verify(v, &rt, &mut |f: &Finding| {
+            if list {
+                list_line(&mut out, f)
+            } else {
+                Ok(())
+            }
+        });
+        reporter.abandon();
+        let report = report?;
+        if !args.input.quiet {
+            eprint!("{report}");
+        }
+        reports.push(report);
+    }
     rt.shutdown_background();
-    reporter.abandon();
     out.flush().map_err(|e| Error::io("writing the list", e))?;
-    let report = report?;
+    let all_match = reports.iter().all(Report::matches);
     if let Some(path) = &args.report {
-        let json = serde_json::to_value(&report)
-            .map_err(|e| Error::Fatal(format!("the report as JSON: {e}")))?;
+        let json = serde_json::json!({
+            "verdict": if all_match { "match" } else { "mismatch" },
+            "targets": reports,
+        });
         crate::job::incremental::write_report(path, &json)?;
     }
-    Ok(report)
+    if let Some(path) = &args.manifest {
+        let manifest = Manifest {
+            manifest: VERSION,
+            date: soif_state::now_rfc3339(),
+            sources,
+            transforms: plan.transforms.iter().map(describe_transform).collect(),
+            targets: plan
+                .targets
+                .iter()
+                .zip(&reports)
+                .map(|(t, r)| TargetDigest {
+                    location: t.location.clone(),
+                    format: t.format.as_str().to_string(),
+                    charset: t.charset().map(String::from),
+                    records: r.target_side.entries,
+                    digest: r.target_digest.clone(),
+                    verdict: r.verdict.to_string(),
+                    counts: r.counts.clone(),
+                })
+                .collect(),
+        };
+        let json = serde_json::to_value(&manifest)
+            .map_err(|e| Error::Fatal(format!("the manifest as JSON: {e}")))?;
+        crate::job::incremental::write_report(path, &json)?;
+    }
+    Ok(all_match)
+}
+
+/// `soif verify --check-manifest FILE`.
+fn check_manifest(args: &VerifyArgs, path: &Path) -> Result<bool, Error> {
+    let manifest = Manifest::read(path)?;
+    let rt = runtime()?;
+    let found = recheck(
+        &manifest,
+        &rt,
+        args.input.temp_dir.as_deref(),
+        args.input.input_settings(),
+    )?;
+    rt.shutdown_background();
+    if !args.input.quiet {
+        let verdict = if found.differences.is_empty() {
+            "still holds"
+        } else {
+            "no longer holds"
+        };
+        eprintln!(
+            "soif verify: the sign-off of {} ({}) {verdict}",
+            manifest.date,
+            path.display()
+        );
+        for d in &found.differences {
+            eprintln!("  {d}");
+        }
+        for n in &found.notes {
+            eprintln!("  note: {n}");
+        }
+    }
+    if let Some(report) = &args.report {
+        let json = serde_json::to_value(&found)
+            .map_err(|e| Error::Fatal(format!("the report as JSON: {e}")))?;
+        crate::job::incremental::write_report(report, &json)?;
+    }
+    Ok(found.differences.is_empty())
+}
+
+/// Each input's digest (files) or name (URLs, stdin).
+fn source_digests(specs: &[InputSpec]) -> Result<Vec<SourceDigest>, Error> {
+    specs
+        .iter()
+        .map(|s| match s {
+            InputSpec::File(p) => SourceDigest::of_file(&s.name(), p),
+            other => Ok(SourceDigest::named(&other.name())),
+        })
+        .collect()
+}
+
+/// A transform as the manifest records it: its spec, or an inline program's origin.
+fn describe_transform(t: &TransformSpec) -> String {
+    match t {
+        TransformSpec::Spec(s) => s.clone(),
+        TransformSpec::Remap { origin, .. } => format!("remap ({origin})"),
+    }
 }
 
 /// The sink configuration a conversion to `target` had: its format (given, or from the

@@ -115,7 +115,10 @@ type Converted = (Summary, Result<(), Error>, Option<Checkpoints>);
 
 /// True for the formats written to a file (one new file per run under `--state`).
 fn is_file_format(f: Format) -> bool {
-    !matches!(f, Format::Sqlite | Format::Rdm | Format::Null)
+    !matches!(
+        f,
+        Format::Sqlite | Format::Rdm | Format::Sparql | Format::Null
+    )
 }
 
 /// Runs an incremental job (see the module doc) and returns its exit status.

@@ -37,8 +37,9 @@
 //! 2. **begin**: a `runs` row, status `running`, and the run's file outputs planned
 //!    (`run_outputs`: temporary name → final name, see [`outputs`]);
 //! 3. **convert**: the engine reads the inputs to take and every sink writes. The SQLite
-//!    sink commits batches into its database and the `rdm` sink POSTs batches, both as
-//!    upserts by URL (and deletions); file outputs go to their temporary names;
+//!    sink commits batches into its database and the `rdm` and `sparql` sinks POST
+//!    batches, all as upserts by URL (and deletions; in a SPARQL store a record's named
+//!    graph is dropped and filled again); file outputs go to their temporary names;
 //! 4. **stage** ([`StateStore::stage`]), only once every sink has finished, i.e.
 //!    committed everything: outputs synced; then one transaction records what the run
 //!    took (`run_files`, `run_sources` with the sources' new checkpoints), which outputs
@@ -50,11 +51,11 @@
 //! Why no record is lost or duplicated, wherever the process dies:
 //! - *before step 4 commits*: the state says nothing was taken, so the next run takes
 //!   the same inputs again (from the same checkpoints). What the dead run's sinks had
-//!   committed is written again: in SQLite and over RDM that is an upsert or a repeated
-//!   deletion of the same URL, so the result is as if the dead run had never been; its
-//!   file outputs were never published, and the next run's recovery removes the
-//!   temporary files (and any `.part` file a sink left), so every record reaches exactly
-//!   one published file, the next run's;
+//!   committed is written again: in SQLite, over RDM and in a SPARQL store that is an
+//!   upsert or a repeated deletion of the same URL, so the result is as if the dead run
+//!   had never been; its file outputs were never published, and the next run's recovery
+//!   removes the temporary files (and any `.part` file a sink left), so every record
+//!   reaches exactly one published file, the next run's;
 //! - *after step 4 commits*: everything the run produced is complete on disk, and the
 //!   state knows what it took and what to publish. Recovery rolls the run forward: it
 //!   renames what is still under a temporary name (a file already renamed is left

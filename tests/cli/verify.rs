@@ -101,12 +101,14 @@ fn a_damaged_catalog_shows_exactly_its_damage() {
     );
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["verdict"], "mismatch");
-    assert_eq!(json["counts"]["matched"], 2);
-    assert_eq!(json["counts"]["missing"], 1);
-    assert_eq!(json["counts"]["extra"], 1);
-    assert_eq!(json["counts"]["changed"], 1);
-    assert_eq!(json["counts"]["deletion_not_applied"], 1);
-    assert_eq!(json["examples"]["changed"][0]["change"]["target"], "Deux");
+    let t = &json["targets"][0];
+    assert_eq!(t["verdict"], "mismatch");
+    assert_eq!(t["counts"]["matched"], 2);
+    assert_eq!(t["counts"]["missing"], 1);
+    assert_eq!(t["counts"]["extra"], 1);
+    assert_eq!(t["counts"]["changed"], 1);
+    assert_eq!(t["counts"]["deletion_not_applied"], 1);
+    assert_eq!(t["examples"]["changed"][0]["change"]["target"], "Deux");
 }
 
 #[test]
@@ -179,4 +181,218 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     let out = run(&["verify", "x.soif"], b"");
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+/// Rewrites a target through JSON Lines with the same damage as above: http://x/1
+/// dropped, http://x/2's Title changed, the deletion of http://x/5 dropped, http://x/9
+/// added (soif itself writes the damaged file back in the target's format).
+fn damage(dir: &Path, target: &Path, to: &str) {
+    let plain = dir.join("damaged.jsonl");
+    let o = run(
+        &[
+            "convert",
+            target.to_str().unwrap(),
+            "--to",
+            "jsonl",
+            "-o",
+            plain.to_str().unwrap(),
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("http://x/1\"") && !l.contains("\"delete\""))
+        .map(|l| l.replace("\"Two\"", "\"Deux\""))
+        .collect();
+    lines
+        .push(r#"{"template":"DOCUMENT","url":"http://x/9","attributes":{"Title":"Nine"}}"#.into());
+    std::fs::write(&plain, lines.join("\n") + "\n").unwrap();
+    let o = run(
+        &[
+            "convert",
+            plain.to_str().unwrap(),
+            "--to",
+            to,
+            "-o",
+            target.to_str().unwrap(),
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+const DAMAGE: [&str; 4] = [
+    "changed\tFILE\thttp://x/2\tTitle",
+    "deletion_not_applied\tFILE\thttp://x/5",
+    "extra\tDOCUMENT\thttp://x/9",
+    "missing\tFILE\thttp://x/1",
+];
+
+#[test]
+fn parquet_arrow_and_soif_targets_verify_and_show_their_damage() {
+    for (to, name) in [
+        ("parquet", "c.parquet"),
+        ("arrow", "c.arrow"),
+        ("soif", "c.soif"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = convert(dir.path(), to, name);
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_eq!(code(&out), 0, "{to}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("6 matched, 0 missing"),
+            "{to}: {}",
+            stderr(&out)
+        );
+        damage(dir.path(), &target, to);
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_eq!(code(&out), 3, "{to}: {}", stderr(&out));
+        assert_eq!(listed(&out), DAMAGE, "{to}");
+    }
+}
+
+#[test]
+fn truncated_files_do_not_verify() {
+    for (to, name) in [
+        ("parquet", "c.parquet"),
+        ("arrow", "c.arrow"),
+        ("soif", "c.soif"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = convert(dir.path(), to, name);
+        let bytes = std::fs::read(&target).unwrap();
+        std::fs::write(&target, &bytes[..bytes.len() * 2 / 3]).unwrap();
+        let out = verify(dir.path(), &target, &["--list"]);
+        assert_ne!(code(&out), 0, "{to}: {}", stderr(&out));
+        assert!(stderr(&out).contains(name), "{to}: {}", stderr(&out));
+    }
+    // SOIF cut inside the fourth object: that object and what follows are reported.
+    let dir = tempfile::tempdir().unwrap();
+    let target = convert(dir.path(), "soif", "c.soif");
+    let bytes = std::fs::read(&target).unwrap();
+    let fourth = bytes.windows(10).position(|w| w == b"http://x/4").unwrap();
+    std::fs::write(&target, &bytes[..fourth + 12]).unwrap();
+    let out = verify(dir.path(), &target, &["--list"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        listed(&out),
+        [
+            "deletion_not_applied\tFILE\thttp://x/5",
+            "missing\tDOCUMENT\thttp://x/4",
+            "missing\tFILE\thttp://x/5",
+        ]
+    );
+}
+
+#[test]
+fn a_directory_of_per_run_files_is_one_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let srcs = sources(dir.path());
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    for (i, s) in srcs.iter().enumerate() {
+        let out = runs.join(format!("run-{i}.parquet"));
+        let o = run(
+            &[
+                "convert",
+                s,
+                "--to",
+                "parquet",
+                "-o",
+                out.to_str().unwrap(),
+                "-q",
+            ],
+            b"",
+        );
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let out = verify(dir.path(), &runs, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("6 matched"), "{}", stderr(&out));
+    std::fs::remove_file(runs.join("run-1.parquet")).unwrap();
+    let out = verify(dir.path(), &runs, &["--list"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(listed(&out), ["deletion_not_applied\tFILE\thttp://x/5"]);
+}
+
+#[test]
+fn a_pipeline_file_verifies_each_of_its_sinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let srcs = sources(dir.path());
+    let toml = format!(
+        "[source]\ninputs = [{:?}, {:?}]\n\n[[sink]]\nformat = \"sqlite\"\noutput = \"c.db\"\n\n\
+         [[sink]]\nformat = \"jsonl\"\noutput = \"c.jsonl\"\n\n[[sink]]\nformat = \"csv\"\noutput = \"c.csv\"\n",
+        srcs[0], srcs[1]
+    );
+    std::fs::write(dir.path().join("p.toml"), toml).unwrap();
+    let o = crate::common::run_in(Some(dir.path()), &["run", "p.toml", "-q"], b"");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = crate::common::run_in(Some(dir.path()), &["verify", "p.toml"], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("match: c.db (sqlite)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("match: c.jsonl (jsonl)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("not checked"), "{}", stderr(&out));
+    let conn = rusqlite::Connection::open(dir.path().join("c.db")).unwrap();
+    conn.execute("DELETE FROM \"FILE\" WHERE url = 'http://x/3'", [])
+        .unwrap();
+    drop(conn);
+    let out = crate::common::run_in(Some(dir.path()), &["verify", "p.toml", "--list"], b"");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "# c.db\nmissing\tFILE\thttp://x/3\n# c.jsonl\n"
+    );
+}
+
+#[test]
+fn a_manifest_checked_again_fails_once_the_target_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = convert(dir.path(), "sqlite", "c.db");
+    let manifest = dir.path().join("signoff.json");
+    let out = verify(dir.path(), &db, &["--manifest", manifest.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(m["targets"][0]["records"], 4);
+    assert_eq!(m["sources"].as_array().unwrap().len(), 2);
+    assert_eq!(m["sources"][0]["blake3"].as_str().unwrap().len(), 64);
+    let check = || {
+        run(
+            &["verify", "--check-manifest", manifest.to_str().unwrap()],
+            b"",
+        )
+    };
+    let out = check();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("still holds"), "{}", stderr(&out));
+    // Rewriting the same content (another page layout) still holds.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("VACUUM").unwrap();
+    let out = check();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    conn.execute(
+        "UPDATE \"FILE\" SET \"Title\" = 'Uno' WHERE url = 'http://x/1'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let out = check();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("no longer holds"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("target"), "{}", stderr(&out));
+    // A source changed since the sign-off is told too.
+    std::fs::write(dir.path().join("a.soif"), "@FILE { http://x/1\n}\n").unwrap();
+    let out = check();
+    assert!(stderr(&out).contains("source"), "{}", stderr(&out));
 }

@@ -68,7 +68,7 @@ pub struct Finding {
 }
 
 /// The counts of a comparison.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     /// Records in both with the same content.
     pub matched: u64,
@@ -105,15 +105,6 @@ impl Counts {
     }
 }
 
-/// A comparison's result: the counts and the target's content digest (independent of the
-/// order of its records).
-#[derive(Debug, Clone, Default)]
-pub struct Compared {
-    pub counts: Counts,
-    pub target_digest: u128,
-    pub target_entries: u64,
-}
-
 /// One source entry of the partition in hand.
 struct Slot {
     offset: u64,
@@ -130,14 +121,14 @@ pub fn compare(
     catalog: bool,
     finding: &mut dyn FnMut(&Finding) -> io::Result<()>,
     progress: &mut dyn FnMut(usize),
-) -> io::Result<Compared> {
-    let mut out = Compared::default();
+) -> io::Result<Counts> {
+    let mut out = Counts::default();
     for part in 0..PARTS {
         let mut found = Vec::new();
         compare_part(source, target, part, catalog, &mut out, &mut found)?;
         found.sort_by(|a, b| (&a.template, &a.url, a.class).cmp(&(&b.template, &b.url, b.class)));
         for f in &found {
-            out.counts.add(f.class);
+            out.add(f.class);
             finding(f)?;
         }
         progress(part + 1);
@@ -150,7 +141,7 @@ fn compare_part(
     target: &Spilled,
     part: usize,
     catalog: bool,
-    out: &mut Compared,
+    out: &mut Counts,
     found: &mut Vec<Finding>,
 ) -> io::Result<()> {
     let mut src = source.read(part)?;
@@ -196,8 +187,6 @@ fn compare_part(
     let mut tgt = target.read(part)?;
     while let Some((_, kh, t)) = tgt.next_entry()? {
         let td = t.digest(!catalog);
-        out.target_entries += 1;
-        out.target_digest = out.target_digest.wrapping_add(content_hash(&kh, &td));
         let open = slots
             .get_mut(&kh)
             .and_then(|v| pick(v, &td))
@@ -210,7 +199,7 @@ fn compare_part(
         if catalog && slot.deleted {
             found.push(finding(Class::DeletionNotApplied, &t, None));
         } else if slot.digest == td {
-            out.counts.matched += 1;
+            out.matched += 1;
         } else {
             let s = match merged.get(&kh) {
                 Some(m) => m.clone(),
@@ -223,7 +212,7 @@ fn compare_part(
     for (kh, v) in &slots {
         for slot in v.iter().filter(|s| !s.matched) {
             match (slot.deleted, catalog) {
-                (true, true) => out.counts.deleted += 1,
+                (true, true) => out.deleted += 1,
                 (true, false) => {
                     let s = src.at(slot.offset)?;
                     found.push(finding(Class::DeletionNotApplied, &s, None));
@@ -259,15 +248,6 @@ fn merge(mut row: Entry, refresh: Entry) -> Entry {
     row.attrs.extend(refresh.attrs);
     row.action = None;
     row.finish()
-}
-
-fn content_hash(kh: &KeyHash, digest: &[u8; 16]) -> u128 {
-    let mut h = blake3::Hasher::new();
-    h.update(kh);
-    h.update(digest);
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&h.finalize().as_bytes()[..16]);
-    u128::from_le_bytes(b)
 }
 
 fn finding(class: Class, e: &Entry, change: Option<Change>) -> Finding {

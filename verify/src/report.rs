@@ -98,7 +98,7 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "  sources: {} read, {} the target should hold, {} the conversion would reject",
+            "  sources: {} read, {} after the transforms, {} the conversion would reject",
             records(self.sources.records),
             self.sources.entries,
             self.sources.rejected

@@ -29,11 +29,20 @@ pub struct Partitions {
     scratch: Vec<u8>,
     /// Entries written.
     pub entries: u64,
+    /// Whether to sum the content digest, and with the action or not.
+    content_with_action: Option<bool>,
+    content: u128,
 }
 
 impl Partitions {
     /// Files in a new temporary directory under `temp_dir` (the system's by default).
-    pub fn new(temp_dir: Option<&Path>, side: &str) -> io::Result<Partitions> {
+    /// `content`: sum the side's content digest ([`Spilled::content`]), counting each
+    /// entry's action (`Some(true)`, a file) or not (`Some(false)`, a catalog).
+    pub fn new(
+        temp_dir: Option<&Path>,
+        side: &str,
+        content: Option<bool>,
+    ) -> io::Result<Partitions> {
         let mut b = tempfile::Builder::new();
         let prefix = format!("soif-verify-{side}-");
         b.prefix(&prefix);
@@ -46,6 +55,8 @@ impl Partitions {
             files: (0..PARTS).map(|_| None).collect(),
             scratch: Vec::with_capacity(4096),
             entries: 0,
+            content_with_action: content,
+            content: 0,
         })
     }
 
@@ -53,7 +64,13 @@ impl Partitions {
     pub fn push(&mut self, entry: &Entry) -> io::Result<()> {
         self.scratch.clear();
         entry.encode(&mut self.scratch);
-        let part = partition_of(&entry.key_hash());
+        let kh = entry.key_hash();
+        if let Some(with_action) = self.content_with_action {
+            self.content = self
+                .content
+                .wrapping_add(content_hash(&kh, &entry.digest(with_action)));
+        }
+        let part = partition_of(&kh);
         let slot = &mut self.files[part];
         if slot.is_none() {
             let f = File::create(part_path(self.dir.path(), part))?;
@@ -77,6 +94,7 @@ impl Partitions {
         Ok(Spilled {
             dir: self.dir,
             entries: self.entries,
+            content: self.content,
         })
     }
 }
@@ -85,6 +103,9 @@ impl Partitions {
 pub struct Spilled {
     dir: tempfile::TempDir,
     pub entries: u64,
+    /// The side's content digest: the sum of a hash of each entry's key and digest, so
+    /// independent of the order of the records (0 when not asked for).
+    pub content: u128,
 }
 
 impl Spilled {
@@ -135,6 +156,15 @@ impl PartReader {
     }
 }
 
+fn content_hash(kh: &KeyHash, digest: &[u8; 16]) -> u128 {
+    let mut h = blake3::Hasher::new();
+    h.update(kh);
+    h.update(digest);
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    u128::from_le_bytes(b)
+}
+
 /// The partition of a key hash.
 pub fn partition_of(kh: &KeyHash) -> usize {
     (u64::from_le_bytes([kh[0], kh[1], kh[2], kh[3], kh[4], kh[5], kh[6], kh[7]]) % PARTS as u64)
@@ -164,7 +194,7 @@ mod tests {
 
     #[test]
     fn entries_come_back_in_order_and_by_offset() {
-        let mut p = Partitions::new(None, "test").unwrap();
+        let mut p = Partitions::new(None, "test", Some(true)).unwrap();
         let mut all = Vec::new();
         for i in 0..500 {
             let mut e = Entry::new("F".into(), format!("http://x/{i}").into(), None);

@@ -91,6 +91,31 @@ impl Target {
         format_of_name(location)
     }
 
+    /// The files an incremental run (`--state`, a pipeline's `[state]`) writes in place
+    /// of a file output: one per run, `NAME.RUN.EXT` beside `NAME.EXT`
+    /// (docs/nightly-runs.md). A catalog is updated in place and stays as it is.
+    pub fn per_run(mut self) -> Target {
+        if let Read::Files(_) = self.read {
+            let path = std::path::Path::new(&self.location);
+            if let (Some(stem), Some(ext)) = (path.file_stem(), path.extension()) {
+                let name = format!("{}.*.{}", stem.to_string_lossy(), ext.to_string_lossy());
+                self.location = path.with_file_name(name).display().to_string();
+            }
+        }
+        self
+    }
+
+    /// The `charset` the target was written with, for the formats that take one.
+    pub fn charset(&self) -> Option<&'static str> {
+        match self.projection {
+            Projection::Sqlite(c) | Projection::Jsonl(c) => Some(match c {
+                soif_codecs::rules::text::Charset::Utf8 => "utf8",
+                soif_codecs::rules::text::Charset::Latin1 => "latin1",
+            }),
+            _ => None,
+        }
+    }
+
     /// Reads the target into partitions of its entries.
     pub async fn read(
         &self,
@@ -157,5 +182,21 @@ mod tests {
         assert_eq!(format_of_name("r.arrows"), Some(Format::Arrow));
         assert_eq!(format_of_name("r.csv"), None);
         assert_eq!(format_of_name("noext"), None);
+    }
+
+    #[test]
+    fn per_run_files_are_a_glob_beside_the_output() {
+        let sink = |format: &str, output: &str| -> SinkConfig {
+            serde::Deserialize::deserialize(serde_json::json!({"format": format, "output": output}))
+                .unwrap()
+        };
+        let t = Target::of_sink(&sink("parquet", "out/nightly.parquet"))
+            .unwrap()
+            .per_run();
+        assert_eq!(t.location, "out/nightly.*.parquet");
+        let t = Target::of_sink(&sink("sqlite", "out/c.db"))
+            .unwrap()
+            .per_run();
+        assert_eq!(t.location, "out/c.db");
     }
 }

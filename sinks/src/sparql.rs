@@ -1,0 +1,507 @@
+//! The `sparql` sink: records mirrored into a SPARQL store through SPARQL 1.1 Update.
+//!
+//! `--to sparql -o http://HOST:PORT/update` POSTs batches of updates to that SPARQL 1.1
+//! Update endpoint (`Content-Type: application/sparql-update`, the protocol's "update via
+//! POST directly"; Oxigraph's is `/update`, Fuseki's `/DATASET/update`). The token
+//! (`--token` or `SOIF_TOKEN`), when there is one, is sent as `Authorization: Bearer`.
+//!
+//! **One graph per record.** A record's triples (the mapping of
+//! [`crate::rdf::mapping`], docs/linked-data.md) go into a named graph of their own,
+//! named by the record's URL ([`graph_iri`]: the URL itself when it is an IRI as it
+//! stands, so the graph and the record's subject share the name; else `urn:x-soif:url:`
+//! and the URL percent-encoded). Each record becomes `DROP SILENT GRAPH <g>` followed by
+//! its triples in `INSERT DATA { GRAPH <g> { … } }`, so a changed record replaces what
+//! an earlier run stored, and a deleted one (a Harvest `@DELETE { }` envelope, an OAI-PMH
+//! record whose header says `deleted`: [`Action::Delete`]) is only `DROP SILENT GRAPH
+//! <g>`. A batch is one request: the drops of its records, then one `INSERT DATA` with a
+//! `GRAPH` block per record that is not deleted (the blank subjects of records whose URL
+//! names no IRI are labelled apart by the mapping, `_:r1`, `_:r2`, …, so each stays its
+//! record's):
+//!
+//! ```text
+//! DROP SILENT GRAPH <http://a/> ;
+//! DROP SILENT GRAPH <http://b/> ;
+//! INSERT DATA {
+//! GRAPH <http://a/> {
+//! <http://a/> <http://purl.org/dc/terms/title> "A" .
+//! }
+//! }
+//! ```
+//!
+//! A record whose URL is already in the pending batch sends the batch first, so the
+//! drops-then-inserts order is the records' order. A batch holds at most `--batch-size`
+//! records (default [`DEFAULT_BATCH_RECORDS`]) and [`MAX_BATCH_BYTES`] of update text.
+//!
+//! **What counts as stored.** A batch is stored when the endpoint answers it with a 2xx
+//! (the protocol's success); only then are its records counted ([`Sink::stored`]). A
+//! `429` or a `503` is retried after `Retry-After`, a connection error or another 5xx
+//! with backoff ([`crate::http`]); a redirect or another 4xx (a refused update) stops the
+//! run with the server's message and the number of records stored before it.
+//!
+//! **Exactly once.** Every request is idempotent (drop, then insert the whole graph), so
+//! sending a batch again, or a whole run again after a `kill -9` under `--state`
+//! (docs/nightly-runs.md), leaves the store as one clean run would. Records without a
+//! URL (`-`) cannot be keyed and are rejected here, one by one, under `--on-error`.
+
+use crate::http::{Attempt, Bearer, Failure, Poster, Reply};
+use crate::rdf::mapping::{subject_iri, Mapping};
+use bytes::Bytes;
+use foldhash::HashSet;
+use percent_encoding::{percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use soif_codecs::{Action, Record};
+use soif_pipeline::{Error, Sink, SinkError};
+use std::io::Write as _;
+use std::time::Duration;
+
+/// `[[sink]] format = "sparql"` / `--to sparql`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// The SPARQL 1.1 Update endpoint, an http(s) URL (required).
+    pub output: Option<String>,
+    /// Bearer token (the `SOIF_TOKEN` environment variable when absent).
+    pub token: Option<String>,
+    /// Records per request (default [`DEFAULT_BATCH_RECORDS`]).
+    pub batch_size: Option<usize>,
+}
+
+/// The SPARQL 1.1 Protocol's media type of an update sent as the POST body.
+const UPDATE_CONTENT_TYPE: &str = "application/sparql-update";
+
+/// Records per request unless `--batch-size` says otherwise.
+pub const DEFAULT_BATCH_RECORDS: usize = 1000;
+
+/// The most update text one request carries (a batch is sent earlier when it reaches
+/// this).
+pub const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// The longest part of a refusal's body quoted in the error.
+const MAX_QUOTED: usize = 500;
+
+/// The prefix of the graph of a record whose URL is no IRI as it is.
+pub const URL_GRAPH: &str = "urn:x-soif:url:";
+
+/// The graph a record's triples go to, named by its URL: the record's subject when the
+/// URL names an IRI ([`subject_iri`]), else [`URL_GRAPH`] followed by the URL with every
+/// byte but ASCII letters, digits and `-._~` percent-encoded.
+pub fn graph_iri(url: &[u8]) -> String {
+    if let Some(iri) = subject_iri(url) {
+        return iri.into_string();
+    }
+    const KEEP: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    format!("{URL_GRAPH}{}", percent_encode(url, KEEP))
+}
+
+/// One request's update text, built record by record (see the module doc).
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// `DROP SILENT GRAPH <g> ;` lines.
+    drops: Vec<u8>,
+    /// The `GRAPH <g> { … }` blocks of the records not deleted.
+    inserts: Vec<u8>,
+    /// The graphs in the batch, so that a record seen twice sends the batch first.
+    graphs: HashSet<String>,
+    /// Records in the batch.
+    records: usize,
+}
+
+impl Batch {
+    /// Records in the batch.
+    pub fn len(&self) -> usize {
+        self.records
+    }
+
+    /// True when the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// The update text's size so far.
+    pub fn bytes(&self) -> usize {
+        self.drops.len() + self.inserts.len()
+    }
+
+    /// True when `graph` is in the batch already.
+    pub fn has(&self, graph: &str) -> bool {
+        self.graphs.contains(graph)
+    }
+
+    /// Adds a record: its graph dropped, then (unless it is a deletion) refilled with the
+    /// triples `triples` writes as N-Triples lines.
+    pub fn add(&mut self, graph: &str, deleted: bool, triples: impl FnOnce(&mut Vec<u8>)) {
+        self.drops.extend_from_slice(b"DROP SILENT GRAPH <");
+        self.drops.extend_from_slice(graph.as_bytes());
+        self.drops.extend_from_slice(b"> ;\n");
+        if !deleted {
+            self.inserts.extend_from_slice(b"GRAPH <");
+            self.inserts.extend_from_slice(graph.as_bytes());
+            self.inserts.extend_from_slice(b"> {\n");
+            triples(&mut self.inserts);
+            self.inserts.extend_from_slice(b"}\n");
+        }
+        self.graphs.insert(graph.to_string());
+        self.records += 1;
+    }
+
+    /// The request's body: the drops, then one `INSERT DATA` of the graphs.
+    pub fn update(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes() + 32);
+        out.extend_from_slice(&self.drops);
+        if self.inserts.is_empty() {
+            // No insert: end on the last drop (a trailing `;` is allowed, but some
+            // servers have refused it).
+            while out.last().is_some_and(|b| b" ;\n".contains(b)) {
+                out.pop();
+            }
+            out.push(b'\n');
+        } else {
+            out.extend_from_slice(b"INSERT DATA {\n");
+            out.extend_from_slice(&self.inserts);
+            out.extend_from_slice(b"}\n");
+        }
+        out
+    }
+
+    /// Empties the batch, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.drops.clear();
+        self.inserts.clear();
+        self.graphs.clear();
+        self.records = 0;
+    }
+}
+
+/// The `sparql` sink (see the module doc).
+#[derive(Debug)]
+pub struct SparqlSink {
+    endpoint: String,
+    token: Option<Bearer>,
+    batch_size: usize,
+    poster: Poster,
+    batch: Batch,
+    mapping: Mapping,
+    /// One record's triples as N-Triples lines, reused.
+    triples: Vec<u8>,
+    /// Records stored (the endpoint answered their batch with a 2xx).
+    sent: u64,
+}
+
+impl SparqlSink {
+    /// A sink POSTing to the SPARQL Update endpoint `endpoint` (an http(s) URL).
+    pub fn new(
+        endpoint: &str,
+        token: Option<String>,
+        batch_size: usize,
+    ) -> Result<SparqlSink, Error> {
+        let lower = endpoint.to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            return Err(Error::Config(format!(
+                "sparql output {endpoint:?}: expected the http(s):// URL of a SPARQL Update \
+                 endpoint (e.g. http://localhost:7878/update)"
+            )));
+        }
+        reqwest::Url::parse(endpoint)
+            .map_err(|e| Error::Config(format!("sparql output {endpoint:?}: {e}")))?;
+        Ok(SparqlSink {
+            endpoint: endpoint.to_string(),
+            token: Bearer::new(token),
+            batch_size: batch_size.max(1),
+            // A redirected POST may come back as a GET: refuse instead (the 3xx names
+            // where the endpoint moved).
+            poster: Poster::new("sparql", false)?,
+            batch: Batch::default(),
+            mapping: Mapping::new(),
+            triples: Vec::new(),
+            sent: 0,
+        })
+    }
+
+    /// Sets the first retry's wait (tests use a short one).
+    pub fn with_backoff(mut self, base: Duration) -> SparqlSink {
+        self.poster = self.poster.with_backoff(base);
+        self
+    }
+
+    /// Records the endpoint has stored.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Sends the pending batch, retrying as [`crate::http`] says.
+    fn flush(&mut self) -> Result<(), Error> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let body = Bytes::from(self.batch.update());
+        let (endpoint, token) = (&self.endpoint, self.token.as_ref());
+        let n = self.batch.len();
+        let sent = self.poster.post(
+            &format!("the batch of {n} records"),
+            |client| {
+                let req = client
+                    .post(endpoint)
+                    .header(reqwest::header::CONTENT_TYPE, UPDATE_CONTENT_TYPE)
+                    .body(body.clone());
+                Bearer::authorize(token, req)
+            },
+            judge,
+        );
+        let stored = self.sent;
+        let failed = |m: String| {
+            Error::Fatal(format!(
+                "sparql {endpoint}: {m} ({stored} records stored before this)"
+            ))
+        };
+        match sent {
+            Ok(()) => {}
+            Err(Failure::Refused(m)) => {
+                return Err(failed(format!("the endpoint refused {n} records: {m}")))
+            }
+            Err(Failure::GaveUp { attempts, last }) => {
+                return Err(failed(format!(
+                    "giving up after {attempts} attempts: {last}"
+                )))
+            }
+        }
+        self.sent += n as u64;
+        self.batch.clear();
+        Ok(())
+    }
+}
+
+/// What a reply says about a batch: any 2xx is the protocol's success.
+fn judge(reply: &Reply) -> Attempt {
+    if reply.status.is_success() {
+        return Attempt::Done;
+    }
+    if reply.status.is_redirection() {
+        let to = reply.location.as_deref().unwrap_or("(no Location)");
+        return reply.failure(format!(
+            "redirected to {to}: give the SPARQL Update endpoint's own URL"
+        ));
+    }
+    let text = String::from_utf8_lossy(&reply.body);
+    let text = text.trim();
+    let mut end = text.len().min(MAX_QUOTED);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    reply.failure(match text {
+        "" => "(empty reply)".to_string(),
+        t if end < t.len() => format!("{}…", &t[..end]),
+        t => t.to_string(),
+    })
+}
+
+impl Sink for SparqlSink {
+    fn name(&self) -> &str {
+        "sparql"
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        if record.has_no_url() || record.url.is_empty() {
+            return Err(SinkError::Rejected(
+                "record has no URL (`-`); its graph is named by its URL".into(),
+            ));
+        }
+        let graph = graph_iri(&record.url);
+        if self.batch.has(&graph) {
+            self.flush()?;
+        }
+        let deleted = record.action == Some(Action::Delete);
+        if !deleted {
+            self.triples.clear();
+            let out = &mut self.triples;
+            self.mapping
+                .record(record, |t| writeln!(out, "{t} ."))
+                .map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
+        }
+        let triples = &self.triples;
+        self.batch
+            .add(&graph, deleted, |out| out.extend_from_slice(triples));
+        if self.batch.len() >= self.batch_size || self.batch.bytes() >= MAX_BATCH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        self.flush()
+    }
+
+    fn warnings(&self) -> u64 {
+        self.mapping.warnings()
+    }
+
+    fn stored(&self) -> Option<u64> {
+        Some(self.sent)
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        let mut notices = self.mapping.take_notices();
+        notices.extend(self.poster.take_notices());
+        notices
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::StatusCode;
+
+    fn text(batch: &Batch) -> String {
+        String::from_utf8(batch.update()).unwrap()
+    }
+
+    #[test]
+    fn a_batch_drops_every_graph_then_inserts_those_not_deleted() {
+        let mut b = Batch::default();
+        b.add("http://a/", false, |o| {
+            o.extend_from_slice(b"<http://a/> <http://p/> \"A\" .\n")
+        });
+        b.add("http://b/", true, |_| {
+            unreachable!("a deletion has no triples")
+        });
+        b.add("http://c/", false, |o| {
+            o.extend_from_slice(b"<http://c/> <http://p/> \"C\" .\n")
+        });
+        assert_eq!(b.len(), 3);
+        assert!(b.has("http://b/") && !b.has("http://d/"));
+        assert_eq!(
+            text(&b),
+            "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/> ;\n\
+             DROP SILENT GRAPH <http://c/> ;\nINSERT DATA {\n\
+             GRAPH <http://a/> {\n<http://a/> <http://p/> \"A\" .\n}\n\
+             GRAPH <http://c/> {\n<http://c/> <http://p/> \"C\" .\n}\n}\n"
+        );
+        assert_eq!(b.bytes() + "INSERT DATA {\n}\n".len(), b.update().len());
+        b.clear();
+        assert!(b.is_empty() && !b.has("http://a/"));
+    }
+
+    #[test]
+    fn a_batch_of_deletions_only_ends_on_its_last_drop() {
+        let mut b = Batch::default();
+        b.add("http://a/", true, |_| {});
+        b.add("http://b/", true, |_| {});
+        assert_eq!(
+            text(&b),
+            "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/>\n"
+        );
+    }
+
+    fn reply(status: StatusCode, body: &str) -> Reply {
+        Reply {
+            status,
+            content_type: Some("text/plain".into()),
+            body: body.as_bytes().to_vec(),
+            retry_after: None,
+            location: None,
+        }
+    }
+
+    #[test]
+    fn any_2xx_is_stored_a_refusal_quotes_the_server() {
+        for s in [StatusCode::OK, StatusCode::NO_CONTENT] {
+            assert_eq!(judge(&reply(s, "")), Attempt::Done);
+        }
+        assert_eq!(
+            judge(&reply(
+                StatusCode::BAD_REQUEST,
+                " Parser error at line 3 \n"
+            )),
+            Attempt::Refused("HTTP 400 Bad Request: Parser error at line 3".into())
+        );
+        let long = "é".repeat(400);
+        let Attempt::Refused(m) = judge(&reply(StatusCode::BAD_REQUEST, &long)) else {
+            panic!()
+        };
+        assert!(m.ends_with('…') && m.len() < 600, "{m}");
+        assert!(matches!(
+            judge(&reply(StatusCode::SERVICE_UNAVAILABLE, "")),
+            Attempt::Retry(m, None) if m.ends_with("(empty reply)")
+        ));
+        let mut moved = reply(StatusCode::MOVED_PERMANENTLY, "");
+        moved.location = Some("https://h/update".into());
+        assert_eq!(
+            judge(&moved),
+            Attempt::Refused(
+                "HTTP 301 Moved Permanently: redirected to https://h/update: give the SPARQL \
+                 Update endpoint's own URL"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_graph_is_named_by_the_url_or_its_percent_encoding() {
+        assert_eq!(graph_iri(b"http://h/a?b=c#d"), "http://h/a?b=c#d");
+        // As the mapping makes the subject.
+        assert_eq!(graph_iri(b"http://h/a b"), "http://h/a%20b");
+        assert_eq!(graph_iri(b"no-scheme\xff"), "urn:x-soif:url:no-scheme%FF");
+        assert_eq!(graph_iri(b"x y"), "urn:x-soif:url:x%20y");
+        assert_eq!(graph_iri(b"ftp://h/\xff"), "ftp://h/%FF");
+        for url in [&b"http://h/a b"[..], b"\xff\xfe", b"a<b>"] {
+            assert!(oxrdf::NamedNode::new(graph_iri(url)).is_ok());
+        }
+        // A graph has the name of the record's subject whenever that is an IRI.
+        for url in [
+            "http://h/é",
+            "http://h/a b",
+            "http://[::1]:80/x y#a#b",
+            "mailto:a@b",
+        ] {
+            let subject = Mapping::new().subject(&Record::new("FILE", url));
+            assert_eq!(
+                subject.to_string(),
+                format!("<{}>", graph_iri(url.as_bytes()))
+            );
+        }
+    }
+
+    #[test]
+    fn a_record_becomes_its_graph_a_deletion_drops_it() {
+        let mut sink = SparqlSink::new("http://127.0.0.1:9/update", None, 10).unwrap();
+        sink.write(&Record::new("FILE", "http://h/a").with("Title", "A \"quoted\"\nline"))
+            .unwrap();
+        let mut gone = Record::new("FILE", "http://h/b");
+        gone.action = Some(Action::Delete);
+        sink.write(&gone).unwrap();
+        let text = String::from_utf8(sink.batch.update()).unwrap();
+        assert!(text.starts_with(
+            "DROP SILENT GRAPH <http://h/a> ;\nDROP SILENT GRAPH <http://h/b> ;\nINSERT DATA {\nGRAPH <http://h/a> {\n"
+        ), "{text}");
+        assert!(
+            text.contains(
+                "<http://h/a> <http://purl.org/dc/terms/title> \"A \\\"quoted\\\"\\nline\" .\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("GRAPH <http://h/b> {"), "{text}");
+        // The same URL again sends the pending batch first (here: fails to connect, after
+        // retries that the short backoff keeps quick).
+        let mut sink = sink.with_backoff(Duration::from_millis(1));
+        let e = sink.write(&Record::new("FILE", "http://h/a")).unwrap_err();
+        assert!(e.to_string().contains("giving up after 7 attempts"), "{e}");
+        assert_eq!(sink.sent(), 0);
+    }
+
+    #[test]
+    fn the_output_must_be_an_http_url() {
+        for bad in ["store.nt", "ftp://h/update", "http://[::1/update"] {
+            assert!(SparqlSink::new(bad, None, 10).is_err(), "{bad}");
+        }
+        assert!(SparqlSink::new("HTTP://127.0.0.1:9/update", None, 10).is_ok());
+    }
+
+    #[test]
+    fn records_without_url_are_rejected_one_by_one() {
+        let mut sink = SparqlSink::new("http://127.0.0.1:9/update", None, 10).unwrap();
+        let e = sink.write(&Record::new("FILE", "-")).unwrap_err();
+        assert!(matches!(e, SinkError::Rejected(_)));
+        assert!(sink.batch.is_empty());
+    }
+}
