@@ -7,14 +7,14 @@
 //!   columns included;
 //! - `sqlite_rerun`: the same records again into the filled database (every row an
 //!   upsert that replaces);
-//! - `csv` and `rdfxml`: into `std::io::sink()`.
+//! - `csv`, `ntriples` and `rdfxml`: into `std::io::sink()`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use soif_codecs::generate::Generator;
 use soif_codecs::Record;
 use soif_pipeline::Sink;
 use soif_sinks::csv::{ColumnCollector, CsvSink};
-use soif_sinks::rdfxml::RdfXmlSink;
+use soif_sinks::rdf::{RdfSink, Syntax};
 use soif_sinks::sqlite::SqliteSink;
 use soif_sinks::Charset;
 use soif_store::StoreOptions;
@@ -70,15 +70,17 @@ fn sinks(c: &mut Criterion) {
         })
     });
 
-    group.bench_function("rdfxml", |b| {
-        b.iter(|| {
-            let mut sink = RdfXmlSink::new(std::io::sink(), false, Charset::Utf8);
-            for r in &records {
-                sink.write(r).expect("write");
-            }
-            sink.finish().expect("finish");
-        })
-    });
+    for syntax in [Syntax::NTriples, Syntax::RdfXml] {
+        group.bench_function(syntax.name(), |b| {
+            b.iter(|| {
+                let mut sink = RdfSink::new(std::io::sink(), syntax);
+                for r in &records {
+                    sink.write(r).expect("write");
+                }
+                sink.finish().expect("finish");
+            })
+        });
+    }
     group.finish();
 }
 

@@ -10,7 +10,7 @@
 
 use crate::options::{self, Front, SinkOption, SinkOptions};
 use crate::parquet::Layout;
-use crate::{arrow, csv, jsonl, null, parquet, rdfxml, rdm, soif, sparql, sqlite, Format};
+use crate::{arrow, csv, jsonl, null, parquet, rdf, rdm, soif, sparql, sqlite, Format};
 use serde::{Deserialize, Deserializer};
 use soif_options::OptionError;
 use soif_pipeline::Error;
@@ -24,7 +24,10 @@ pub enum SinkConfig {
     Jsonl(jsonl::Config),
     Soif(soif::Config),
     Csv(csv::Config),
-    Rdfxml(rdfxml::Config),
+    Rdfxml(rdf::Config),
+    Ntriples(rdf::Config),
+    Turtle(rdf::Config),
+    Jsonld(rdf::Config),
     Sqlite(sqlite::Config),
     Rdm(rdm::Config),
     Sparql(sparql::Config),
@@ -43,6 +46,9 @@ macro_rules! output_field {
             SinkConfig::Soif($c) => Some($field),
             SinkConfig::Csv($c) => Some($field),
             SinkConfig::Rdfxml($c) => Some($field),
+            SinkConfig::Ntriples($c) => Some($field),
+            SinkConfig::Turtle($c) => Some($field),
+            SinkConfig::Jsonld($c) => Some($field),
             SinkConfig::Sqlite($c) => Some($field),
             SinkConfig::Rdm($c) => Some($field),
             SinkConfig::Sparql($c) => Some($field),
@@ -119,6 +125,9 @@ impl SinkConfig {
             Format::Soif => SinkConfig::Soif(options.into()),
             Format::Csv => SinkConfig::Csv(options.into()),
             Format::Rdfxml => SinkConfig::Rdfxml(options.into()),
+            Format::Ntriples => SinkConfig::Ntriples(options.into()),
+            Format::Turtle => SinkConfig::Turtle(options.into()),
+            Format::Jsonld => SinkConfig::Jsonld(options.into()),
             Format::Sqlite => SinkConfig::Sqlite(options.into()),
             Format::Rdm => SinkConfig::Rdm(options.into()),
             Format::Sparql => SinkConfig::Sparql(options.into()),
@@ -134,6 +143,9 @@ impl SinkConfig {
             SinkConfig::Soif(_) => Format::Soif,
             SinkConfig::Csv(_) => Format::Csv,
             SinkConfig::Rdfxml(_) => Format::Rdfxml,
+            SinkConfig::Ntriples(_) => Format::Ntriples,
+            SinkConfig::Turtle(_) => Format::Turtle,
+            SinkConfig::Jsonld(_) => Format::Jsonld,
             SinkConfig::Sqlite(_) => Format::Sqlite,
             SinkConfig::Rdm(_) => Format::Rdm,
             SinkConfig::Sparql(_) => Format::Sparql,
@@ -212,11 +224,12 @@ pub struct RunContext {
 }
 
 /// `soif convert`'s output: `--to FORMAT` and the [`SinkOptions`], flattened;
-/// [`SinkArgs::config`] makes the [`SinkConfig`] of that format.
+/// [`SinkArgs::config`] makes the [`SinkConfig`] of that format. Each flag's help ends
+/// with the formats that take it ([`options::with_formats`]).
 #[derive(Debug, Clone, clap::Args)]
+#[command(mut_args(options::with_formats))]
 pub struct SinkArgs {
-    /// Output format: jsonl, soif, csv, rdfxml, sqlite, rdm, sparql, parquet, arrow (an Arrow IPC
-    /// stream), or null (parse and count only).
+    /// Output format (docs/formats.md); `null` only parses and counts.
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
 
@@ -278,13 +291,11 @@ impl From<&SinkOptions> for csv::Config {
     }
 }
 
-/// The options of a `rdfxml` sink.
-impl From<&SinkOptions> for rdfxml::Config {
-    fn from(o: &SinkOptions) -> rdfxml::Config {
-        rdfxml::Config {
+/// The options of an RDF sink (`rdfxml`, `ntriples`, `turtle`, `jsonld`).
+impl From<&SinkOptions> for rdf::Config {
+    fn from(o: &SinkOptions) -> rdf::Config {
+        rdf::Config {
             output: o.output.clone(),
-            dcterms: o.dcterms,
-            charset: o.charset(),
         }
     }
 }
@@ -488,7 +499,6 @@ mod tests {
             "columns" => (&["--columns", "A,B"], "columns = [\"A\", \"B\"]"),
             "list_separator" => (&["--list-separator", ";"], "list_separator = \";\""),
             "bom" => (&["--bom"], "bom = true"),
-            "dcterms" => (&["--dcterms"], "dcterms = true"),
             "batch_size" => (&["--batch-size", "7"], "batch_size = 7"),
             "schema" => (&["--schema", "s.schema"], "schema = \"s.schema\""),
             "compression" => (&["--compression", "gzip"], "compression = \"gzip\""),

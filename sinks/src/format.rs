@@ -7,6 +7,9 @@ pub enum Format {
     Soif,
     Csv,
     Rdfxml,
+    Ntriples,
+    Turtle,
+    Jsonld,
     Sqlite,
     Rdm,
     Sparql,
@@ -16,8 +19,9 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [&'static str; 10] = [
-        "jsonl", "csv", "rdfxml", "sqlite", "soif", "rdm", "sparql", "parquet", "arrow", "null",
+    pub const ALL: [&'static str; 13] = [
+        "jsonl", "csv", "rdfxml", "ntriples", "turtle", "jsonld", "sqlite", "soif", "rdm",
+        "sparql", "parquet", "arrow", "null",
     ];
 
     pub fn parse(s: &str) -> Option<Format> {
@@ -26,6 +30,9 @@ impl Format {
             "soif" => Format::Soif,
             "csv" => Format::Csv,
             "rdfxml" | "rdf" => Format::Rdfxml,
+            "ntriples" | "nt" => Format::Ntriples,
+            "turtle" | "ttl" => Format::Turtle,
+            "jsonld" | "json-ld" => Format::Jsonld,
             "sqlite" => Format::Sqlite,
             "rdm" => Format::Rdm,
             "sparql" => Format::Sparql,
@@ -42,7 +49,10 @@ impl Format {
             Format::Jsonl => "JSON Lines",
             Format::Soif => "canonical SOIF",
             Format::Csv => "CSV",
-            Format::Rdfxml => "RDF/XML (Dublin Core)",
+            Format::Rdfxml => "RDF/XML",
+            Format::Ntriples => "N-Triples",
+            Format::Turtle => "Turtle",
+            Format::Jsonld => "JSON-LD",
             Format::Sqlite => "SQLite",
             Format::Rdm => "RDM messages to a catalog server",
             Format::Sparql => "SPARQL Update requests to a triple store",
@@ -52,12 +62,27 @@ impl Format {
         })
     }
 
+    /// The RDF serialisation of an RDF format.
+    pub fn rdf_syntax(self) -> Option<crate::rdf::Syntax> {
+        use crate::rdf::Syntax;
+        Some(match self {
+            Format::Rdfxml => Syntax::RdfXml,
+            Format::Ntriples => Syntax::NTriples,
+            Format::Turtle => Syntax::Turtle,
+            Format::Jsonld => Syntax::JsonLd,
+            _ => return None,
+        })
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Jsonl => "jsonl",
             Format::Soif => "soif",
             Format::Csv => "csv",
             Format::Rdfxml => "rdfxml",
+            Format::Ntriples => "ntriples",
+            Format::Turtle => "turtle",
+            Format::Jsonld => "jsonld",
             Format::Sqlite => "sqlite",
             Format::Rdm => "rdm",
             Format::Sparql => "sparql",

@@ -5,7 +5,7 @@
 //! | `jsonl`  | [`jsonl`]   | one JSON object per record |
 //! | `soif`   | [`soif`]    | canonical SOIF |
 //! | `csv`    | [`csv`]     | RFC 4180 CSV |
-//! | `rdfxml` | [`rdfxml`]  | Simple Dublin Core in RDF/XML |
+//! | `ntriples`, `turtle`, `jsonld`, `rdfxml` | [`rdf`] | RDF: Dublin Core terms and the whole record as triples |
 //! | `sqlite` | [`sqlite`]  | a table per template |
 //! | `rdm`    | [`rdm`]     | RDM `rd-response` POSTs to a catalog server |
 //! | `sparql` | [`sparql`]  | SPARQL 1.1 Update POSTs, a named graph per record |
@@ -31,7 +31,6 @@ pub mod options;
 pub mod output;
 pub mod parquet;
 pub mod rdf;
-pub mod rdfxml;
 pub mod rdm;
 pub mod soif;
 pub mod sparql;
@@ -106,9 +105,16 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                 csv::CsvSink::new(out, columns, &c.list_separator, c.charset).with_bom(c.bom),
             ))
         }
-        SinkConfig::Rdfxml(c) => {
+        SinkConfig::Rdfxml(c)
+        | SinkConfig::Ntriples(c)
+        | SinkConfig::Turtle(c)
+        | SinkConfig::Jsonld(c) => {
             let out = output::open_output(c.output.as_deref())?;
-            Ok(Box::new(rdfxml::RdfXmlSink::new(out, c.dcterms, c.charset)))
+            let syntax = config
+                .format()
+                .rdf_syntax()
+                .unwrap_or_else(|| unreachable!("an RDF format"));
+            Ok(Box::new(rdf::RdfSink::new(out, syntax)))
         }
         SinkConfig::Sqlite(c) => {
             let path = match c.output.as_deref() {

@@ -47,7 +47,7 @@ use std::process::ExitCode;
   report = \"last-run.json\"
 
 Each [[sink]] takes the keys of the convert flags that concern its format (output,
-columns, list_separator, charset, bom, dcterms, batch_size, schema, token, gzip_posts,
+columns, list_separator, charset, bom, batch_size, schema, token, gzip_posts,
 compression, parquet_layout); a key of another format is an error. Examples are in configs/.
 
 Exit status: 0 all records converted, 1 failed, 2 usage or configuration error,

@@ -8,7 +8,6 @@ use crate::input::InputArgs;
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::{fail, runtime, Reporter, EXIT_OK, EXIT_REJECTED};
 use clap::Args;
-use serde::Deserialize;
 use soif_pipeline::transforms::{TransformContext, TransformSpec};
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
@@ -57,8 +56,9 @@ pub struct VerifyArgs {
     #[arg(short = 't', long = "transform", value_name = "TRANSFORM")]
     pub transforms: Vec<String>,
 
-    /// The target: a SQLite catalog, a JSON Lines, SOIF, Parquet or Arrow file, or a
-    /// directory of per-run files.
+    /// The target: a SQLite catalog, a JSON Lines, SOIF, Parquet or Arrow file, a
+    /// directory of per-run files, or a served catalog: x-catalog://host:port/name or
+    /// oai+http(s)://host/path?metadataPrefix=soif.
     #[arg(long, value_name = "TARGET")]
     pub against: Option<String>,
 
@@ -121,14 +121,18 @@ impl Plan {
                 "soif verify needs --against TARGET (or a pipeline file as its one input)".into(),
             )
         })?;
-        let sink = target_sink(against, args.to.as_deref(), args.charset.as_deref())?;
+
         Ok(Plan {
             specs: args.input.specs()?,
             settings: args.input.input_settings(),
             engine: args.input.engine_options(reporter)?,
             transforms: args.transforms.iter().map(|t| t.as_str().into()).collect(),
             context: args.input.transform_context(None)?,
-            targets: vec![Target::of_sink(&sink)?],
+            targets: vec![Target::new(
+                against,
+                args.to.as_deref(),
+                args.charset.as_deref(),
+            )?],
             temp_dir: args.input.temp_dir.clone(),
         })
     }
@@ -265,7 +269,7 @@ fn verify(args: &VerifyArgs) -> Result<bool, Error> {
                 .zip(&reports)
                 .map(|(t, r)| TargetDigest {
                     location: t.location.clone(),
-                    format: t.format.as_str().to_string(),
+                    format: t.format.to_string(),
                     charset: t.charset().map(String::from),
                     records: r.target_side.entries,
                     digest: r.target_digest.clone(),
@@ -335,27 +339,6 @@ fn describe_transform(t: &TransformSpec) -> String {
         TransformSpec::Spec(s) => s.clone(),
         TransformSpec::Remap { origin, .. } => format!("remap ({origin})"),
     }
-}
-
-/// The sink configuration a conversion to `target` had: its format (given, or from the
-/// name) and charset, read as a pipeline's `[[sink]]` table is.
-fn target_sink(target: &str, to: Option<&str>, charset: Option<&str>) -> Result<SinkConfig, Error> {
-    let format = match to {
-        Some(f) => f.to_string(),
-        None => Target::guess_format(target)
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "cannot tell the format of the target {target} from its name: give --to"
-                ))
-            })?
-            .as_str()
-            .to_string(),
-    };
-    let mut table = serde_json::json!({ "format": format, "output": target });
-    if let Some(c) = charset {
-        table["charset"] = c.into();
-    }
-    SinkConfig::deserialize(table).map_err(|e| Error::Config(e.to_string()))
 }
 
 /// `CLASS<TAB>TEMPLATE<TAB>URL[<TAB>ATTRIBUTE]`.

@@ -258,7 +258,6 @@ fn null_counts_and_help_is_complete() {
         "--charset",
         "--columns",
         "--list-separator",
-        "--dcterms",
         "--batch-size",
         "--schema",
         "--token",

@@ -15,7 +15,7 @@ mod mmap;
 mod oai_source;
 mod parquet;
 mod pipeline_tests;
-mod rdfxml;
+mod rdf;
 mod rdm_http_input;
 mod rdm_loop;
 mod remap;

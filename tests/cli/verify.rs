@@ -396,3 +396,45 @@ fn a_manifest_checked_again_fails_once_the_target_is_touched() {
     let out = check();
     assert!(stderr(&out).contains("source"), "{}", stderr(&out));
 }
+
+#[test]
+fn served_catalogs_verify_over_rdm_and_oai_pmh() {
+    let serve = crate::common::Serve::start("books", "secret", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["convert".to_string()];
+    args.extend(sources(dir.path()));
+    args.extend(["--to", "sqlite", "-o", serve.db.to_str().unwrap(), "-q"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&args, b"");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let rdm = serve.csid();
+    let oai = format!("oai+http://{}/oai/books?metadataPrefix=soif", serve.addr);
+    for target in [&rdm, &oai] {
+        let out = verify(dir.path(), Path::new(target), &["--list"]);
+        assert_eq!(code(&out), 0, "{target}: {}", stderr(&out));
+        assert!(stderr(&out).contains("4 matched"), "{}", stderr(&out));
+    }
+    let conn = rusqlite::Connection::open(&serve.db).unwrap();
+    conn.execute_batch(
+        "DELETE FROM \"FILE\" WHERE url = 'http://x/1';
+         UPDATE \"FILE\" SET \"Title\" = 'Deux' WHERE url = 'http://x/2';
+         INSERT INTO \"DOCUMENT\"(url, soif_datestamp, \"Title\") VALUES ('http://x/9', '2026-11-26T00:00:00Z', 'Nine');
+         INSERT INTO \"FILE\"(url, soif_datestamp, \"Title\") VALUES ('http://x/5', '2026-11-26T00:00:00Z', 'Five');",
+    )
+    .unwrap();
+    drop(conn);
+    for target in [&rdm, &oai] {
+        let out = verify(dir.path(), Path::new(target), &["--list"]);
+        assert_eq!(code(&out), 3, "{target}: {}", stderr(&out));
+        assert_eq!(listed(&out), DAMAGE, "{target}");
+    }
+    let out = verify(
+        dir.path(),
+        Path::new(&format!(
+            "oai+http://{}/oai/books?metadataPrefix=oai_dc",
+            serve.addr
+        )),
+        &[],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}

@@ -102,6 +102,7 @@ pub fn verify(
             source_parts,
             v.engine.clone(),
             v.observer,
+            true,
         );
         let t = target.read(target_parts, v.engine.clone(), v.settings);
         tokio::join!(s, t)
@@ -122,7 +123,7 @@ pub fn verify(
     .map_err(|e| Error::io("reading verify's temporary files", e))?;
     let mut report = Report {
         target: v.target.location.clone(),
-        format: v.target.format.as_str().to_string(),
+        format: v.target.format.to_string(),
         verdict: "match",
         counts,
         sources: source_counts,

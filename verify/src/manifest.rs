@@ -21,7 +21,6 @@ use crate::compare::Counts;
 use crate::spill::Partitions;
 use crate::target::Target;
 use soif_pipeline::{EngineOptions, Error};
-use soif_sinks::SinkConfig;
 use soif_sources::InputSettings;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -153,13 +152,7 @@ pub fn recheck(
         }
     }
     for t in &manifest.targets {
-        let mut table = serde_json::json!({ "format": t.format, "output": t.location });
-        if let Some(c) = &t.charset {
-            table["charset"] = c.clone().into();
-        }
-        let sink: SinkConfig = serde::Deserialize::deserialize(table)
-            .map_err(|e: serde_json::Error| Error::Config(format!("manifest target: {e}")))?;
-        let target = Target::of_sink(&sink)?;
+        let target = Target::new(&t.location, Some(&t.format), t.charset.as_deref())?;
         let parts = Partitions::new(temp_dir, "recheck", Some(!target.projection.is_catalog()))
             .map_err(|e| Error::io("creating verify's temporary files", e))?;
         let (spilled, counts) =

@@ -5,9 +5,10 @@
 //! target is documented to make is not a difference here.
 
 use crate::entry::Entry;
+use bytes::Bytes;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
-use soif_codecs::rules::text::Charset;
-use soif_codecs::{Action, Record};
+use soif_codecs::rules::text::{from_json, Charset};
+use soif_codecs::{Action, Attribute, Record, Value};
 use soif_sinks::jsonl::encode_record;
 use soif_store::write::{check_key, row_values};
 
@@ -37,13 +38,17 @@ pub enum Projection {
     Soif,
     /// Parquet or Arrow in soif's layout: the attributes as the layout writes them.
     Columnar,
+    /// A catalog a server serves from its SQLite store (RDM, OAI-PMH `soif`): the row
+    /// as [`soif_store::TableInfo::record_from_row`] reads it back (JSON values as lists
+    /// and parts again), flattened as SOIF carries it; keyed as [`Projection::Sqlite`].
+    Served,
 }
 
 impl Projection {
     /// True for a catalog (keyed, the last record of a key wins, deletions applied);
     /// false for a file that holds every record written, in order.
     pub fn is_catalog(self) -> bool {
-        matches!(self, Projection::Sqlite(_))
+        matches!(self, Projection::Sqlite(_) | Projection::Served)
     }
 
     /// The record as the target holds it, or why the sink would refuse it.
@@ -72,6 +77,35 @@ impl Projection {
                 if let Some(attrs) = json.get("attributes").and_then(|a| a.as_object()) {
                     for (name, value) in attrs {
                         json_value(&mut e, name.as_bytes(), value);
+                    }
+                }
+            }
+            Projection::Served => {
+                if record.action == Some(Action::Delete) {
+                    return Ok(e);
+                }
+                check_key(record).map_err(|err| format!("{}: {err}", record.location()))?;
+                if record.action != Some(Action::Refresh) {
+                    e.action = None;
+                }
+                let mut row = Record::new(record.template.clone(), record.url.clone());
+                for (name, param) in row_values(record, Charset::Utf8) {
+                    let (_, v) = cell(&param);
+                    // What the store wrote as JSON (a list, a part, a repeated name) is
+                    // read back as a list or a part.
+                    let json = matches!(param, ToSqlOutput::Owned(SqlValue::Text(_)));
+                    let value = match serde_json::from_slice::<serde_json::Value>(v) {
+                        Ok(j) if json && matches!(v.first(), Some(b'[' | b'{')) => from_json(&j),
+                        _ => Value::Bytes(Bytes::copy_from_slice(v)),
+                    };
+                    row.attributes.push(Attribute {
+                        name: name.clone(),
+                        value,
+                    });
+                }
+                for a in &row.flattened().attributes {
+                    for leaf in a.value.leaves() {
+                        e.push(&a.name, kind::BYTES, leaf);
                     }
                 }
             }
@@ -161,6 +195,7 @@ mod tests {
             Projection::Jsonl(Charset::Utf8),
             Projection::Soif,
             Projection::Columnar,
+            Projection::Served,
         ] {
             let d = |r: &Record| p.entry(r).unwrap().digest(true);
             assert_eq!(d(&a), d(&b), "{p:?}");

@@ -34,6 +34,9 @@ pub struct SideCounts {
 pub struct ProjectSink {
     projection: Projection,
     parts: Arc<Mutex<Option<Partitions>>>,
+    /// Keep deletions (a side that applies them, or a file that holds them); `false`
+    /// for a catalog read back, where a deleted record is an absent one.
+    tombstones: bool,
 }
 
 impl Sink for ProjectSink {
@@ -42,6 +45,9 @@ impl Sink for ProjectSink {
     }
 
     fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        if !self.tombstones && record.action == Some(soif_codecs::Action::Delete) {
+            return Ok(());
+        }
         let entry = self.projection.entry(record).map_err(SinkError::Rejected)?;
         let mut guard = self
             .parts
@@ -90,7 +96,8 @@ impl Observer for Rejections {
 
 /// Reads `source` through `transforms` into partitions of `projection`'s entries. The
 /// engine runs under `skip` whatever `engine.policy` says: a record the conversion would
-/// reject is reported, not fatal. `observer` gets the progress.
+/// reject is reported, not fatal. `observer` gets the progress. `tombstones`: keep
+/// deleted records (see [`ProjectSink`]).
 pub async fn read_records(
     source: Box<dyn Source>,
     transforms: Vec<Box<dyn Transform>>,
@@ -98,6 +105,7 @@ pub async fn read_records(
     parts: Partitions,
     mut engine: EngineOptions,
     observer: Option<Arc<dyn Observer>>,
+    tombstones: bool,
 ) -> Result<(Spilled, SideCounts), Error> {
     let shared = Arc::new(Mutex::new(Some(parts)));
     let rejections = Arc::new(Rejections {
@@ -109,6 +117,7 @@ pub async fn read_records(
     let sink = ProjectSink {
         projection,
         parts: shared.clone(),
+        tombstones,
     };
     let summary = Engine::new(engine)
         .run(source, transforms, vec![Box::new(sink)])

@@ -16,10 +16,17 @@ use std::path::PathBuf;
 pub struct Target {
     /// As given (a path or URL), for messages and the report.
     pub location: String,
-    pub format: Format,
+    /// The format's name: a sink's (`sqlite`, `jsonl`, …), or [`RDM_CATALOG`] /
+    /// [`OAI_PMH`] for a served catalog.
+    pub format: &'static str,
     pub projection: Projection,
     read: Read,
 }
+
+/// The format name of an `x-catalog://` target.
+pub const RDM_CATALOG: &str = "rdm-catalog";
+/// The format name of an `oai+http(s)://` target.
+pub const OAI_PMH: &str = "oai-pmh";
 
 #[derive(Debug, Clone)]
 enum Read {
@@ -30,6 +37,61 @@ enum Read {
 }
 
 impl Target {
+    /// The target at `location`: a served catalog (`x-catalog://…`, `oai+http(s)://…`
+    /// with `metadataPrefix=soif`), or the output of a sink of `format` (given, or from
+    /// the name) written with `charset`, as a pipeline's `[[sink]]` table gives it.
+    pub fn new(
+        location: &str,
+        format: Option<&str>,
+        charset: Option<&str>,
+    ) -> Result<Target, Error> {
+        if let Some(t) = Target::served(location)? {
+            return Ok(t);
+        }
+        let format = match format {
+            Some(f) => f.to_string(),
+            None => Target::guess_format(location)
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "cannot tell the format of the target {location} from its name: give --to"
+                    ))
+                })?
+                .as_str()
+                .to_string(),
+        };
+        let mut table = serde_json::json!({ "format": format, "output": location });
+        if let Some(c) = charset {
+            table["charset"] = c.into();
+        }
+        let sink: SinkConfig = serde::Deserialize::deserialize(table)
+            .map_err(|e: serde_json::Error| Error::Config(e.to_string()))?;
+        Target::of_sink(&sink)
+    }
+
+    /// A catalog served by a server (`soif serve`): read back as RDM or OAI-PMH records
+    /// in the `soif` format. `None` when `location` is not such a URL.
+    pub fn served(location: &str) -> Result<Option<Target>, Error> {
+        let lower = location.to_ascii_lowercase();
+        let format = if lower.starts_with("x-catalog://") {
+            RDM_CATALOG
+        } else if lower.starts_with("oai+http://") || lower.starts_with("oai+https://") {
+            if !lower.contains("metadataprefix=soif") {
+                return Err(Error::Config(format!(
+                    "{location}: soif verify compares an OAI-PMH repository's records in the soif format (metadataPrefix=soif); oai_dc holds only what the Dublin Core crosswalk keeps"
+                )));
+            }
+            OAI_PMH
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(Target {
+            location: location.to_string(),
+            format,
+            projection: Projection::Served,
+            read: Read::Files(InputFormat::Auto),
+        }))
+    }
+
     /// The target a sink writes. Formats that cannot be read back record by record
     /// (CSV, RDF/XML, wide Parquet, null) are refused.
     pub fn of_sink(sink: &SinkConfig) -> Result<Target, Error> {
@@ -66,7 +128,7 @@ impl Target {
         };
         Ok(Target {
             location,
-            format: sink.format(),
+            format: sink.format().as_str(),
             projection,
             read,
         })
@@ -137,7 +199,18 @@ impl Target {
                     ..settings
                 };
                 let source = Box::new(InputSource::new(specs, settings));
-                read_records(source, Vec::new(), self.projection, parts, engine, None).await
+                // A served catalog's deletions (OAI-PMH `deleted` headers) are absences.
+                let tombstones = !self.projection.is_catalog();
+                read_records(
+                    source,
+                    Vec::new(),
+                    self.projection,
+                    parts,
+                    engine,
+                    None,
+                    tombstones,
+                )
+                .await
             }
         }
     }

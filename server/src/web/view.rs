@@ -228,7 +228,7 @@ pub fn record_json(record: &Record) -> serde_json::Value {
 }
 
 /// The record as Simple Dublin Core in RDF/XML (the `dc` crosswalk unless the record is
-/// Dublin Core already), as the `rdfxml` sink writes it: always well-formed.
+/// Dublin Core already): always well-formed.
 pub fn rdf_xml(record: &Record) -> String {
     let mut warnings = 0;
     let mut out = String::from(

@@ -119,8 +119,15 @@ impl<W: Write + Send> Sink for RdfSink<W> {
         let Some(out) = self.out.take() else {
             return Ok(());
         };
+        let syntax = self.syntax;
         out.finish()
-            .and_then(|mut w| w.flush())
+            .and_then(|mut w| {
+                // JSON-LD and RDF/XML end with their closing bracket or tag: end the line.
+                if matches!(syntax, Syntax::JsonLd | Syntax::RdfXml) {
+                    w.write_all(b"\n")?;
+                }
+                w.flush()
+            })
             .map_err(|e| self.io_error(e))
     }
 
@@ -132,8 +139,7 @@ impl<W: Write + Send> Sink for RdfSink<W> {
 }
 
 /// `[[sink]] format = "ntriples" | "turtle" | "jsonld" | "rdfxml"` / `--to …`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// A path, or `-`/none for stdout.
     pub output: Option<String>,

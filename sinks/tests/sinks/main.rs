@@ -4,5 +4,5 @@
 
 mod common;
 mod csv;
-mod rdfxml;
+mod rdf;
 mod sqlite;
