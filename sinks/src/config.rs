@@ -224,11 +224,12 @@ pub struct RunContext {
 }
 
 /// `soif convert`'s output: `--to FORMAT` and the [`SinkOptions`], flattened;
-/// [`SinkArgs::config`] makes the [`SinkConfig`] of that format.
+/// [`SinkArgs::config`] makes the [`SinkConfig`] of that format. Each flag's help ends
+/// with the formats that take it ([`options::with_formats`]).
 #[derive(Debug, Clone, clap::Args)]
+#[command(mut_args(options::with_formats))]
 pub struct SinkArgs {
-    /// Output format: jsonl, soif, csv, rdfxml, ntriples, turtle, jsonld, sqlite, rdm,
-    /// sparql, parquet, arrow (an Arrow IPC stream), or null (parse and count only).
+    /// Output format (docs/formats.md); `null` only parses and counts.
     #[arg(long, value_name = "FORMAT", value_parser = Format::ALL)]
     pub to: String,
 
