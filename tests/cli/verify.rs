@@ -415,3 +415,41 @@ fn served_catalogs_verify_over_rdm_and_oai_pmh() {
     );
     assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
+
+#[test]
+fn with_the_state_only_the_files_taken_are_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir(&dumps).unwrap();
+    std::fs::write(dumps.join("a.soif"), RECORDS).unwrap();
+    let state = dir.path().join("s.state");
+    let db = dir.path().join("c.db");
+    let (d, s, o) = (
+        dumps.to_str().unwrap(),
+        state.to_str().unwrap(),
+        db.to_str().unwrap(),
+    );
+    let out = run(
+        &[
+            "convert", d, "--settle", "0s", "--state", s, "--to", "sqlite", "-o", o, "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A dump that arrived after the run: not in the catalog yet, and not expected.
+    std::fs::write(
+        dumps.join("b.soif"),
+        "@FILE { http://x/8\nTitle{5}:\tEight\n}\n",
+    )
+    .unwrap();
+    let out = run(&["verify", d, "--against", o, "--state", s], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 input files not taken"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["verify", d, "--against", o, "--list"], b"");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "missing\tFILE\thttp://x/8\n");
+}
