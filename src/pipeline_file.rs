@@ -28,11 +28,11 @@
 //! ```
 //!
 //! A `[[sink]]` is one format's configuration, [`soif_sinks::SinkConfig`], tagged by
-//! `format`: its keys mirror the `convert` options that concern that format (`output`,
-//! `columns`, `list_separator`, `charset`, `bom`, `batch_size`, `schema`,
-//! `token` — for `rdm`; the `SOIF_TOKEN` environment variable is used when absent —,
-//! `gzip_posts`, `compression`, `parquet_layout`), and a key of another format is an
-//! error. A top-level `schema` is what `--schema` is to `convert` for the transforms; top-level
+//! `format`: its keys are the sink options that format takes, defined once with
+//! `convert`'s output flags ([`soif_sinks::SinkOptions`]; docs/formats.md#options lists
+//! them), and a key of another format is an error. An `rdm` sink without `token` uses
+//! the `SOIF_TOKEN` environment variable. A top-level `schema` is what `--schema` is to
+//! `convert` for the transforms; top-level
 //! `memory_budget` (a size, as [`ByteSize`] reads it) and `temp_dir` are `--memory-budget`
 //! and `--temp-dir` (what `order`, `dedupe` and uniqueness may hold before spilling, and
 //! where). A `[state]` table (`path`, `settle`, `report`) makes the pipeline incremental,
@@ -544,6 +544,12 @@ mod tests {
         assert_eq!(
             e,
             "7: [[sink]] 2, a parquet sink: option compression=`lz4`: expected zstd, snappy, gzip or none"
+        );
+        // A key of another format: an unknown option of this sink, at its line.
+        let e = error("[source]\ninputs=[\"a\"]\n[[sink]]\nformat=\"jsonl\"\n\nbom=true\n");
+        assert_eq!(
+            e,
+            "6: [[sink]] 1, a jsonl sink: unknown option `bom` (known: output, charset)"
         );
         // Not TOML: the parser's message, which has the line and column.
         let e = error("[source\n");

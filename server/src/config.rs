@@ -67,7 +67,14 @@ pub struct ServerConfig {
     pub read_only: bool,
     /// The OAI-PMH provider's settings.
     pub oai: OaiConfig,
+    /// URLs per sitemap and per ResourceSync list (`--sitemap-size`, at most
+    /// [`MAX_SITEMAP_URLS`]); a longer list is an index of parts.
+    pub sitemap_size: usize,
 }
+
+/// The most URLs one sitemap (or ResourceSync list) may hold: the sitemaps protocol's
+/// limit, and the default of `--sitemap-size`.
+pub const MAX_SITEMAP_URLS: usize = 50_000;
 
 /// The `@RDMHEADER` of a POST without the right token must arrive within this many bytes.
 pub const OPEN_HEADER_LIMIT: usize = 64 << 10;
@@ -97,6 +104,7 @@ impl Default for ServerConfig {
             max_connections: 4096,
             read_only: false,
             oai: OaiConfig::default(),
+            sitemap_size: MAX_SITEMAP_URLS,
         }
     }
 }

@@ -15,7 +15,8 @@
 //!   `oai_dc` and `soif`, sets per template, deletions, stateless resumption tokens);
 //! - [`spool`]: a submission's RDs between the request body and the catalog;
 //! - [`status`]: the HTML 2.0 status documents;
-//! - [`web`]: the browse and search pages;
+//! - [`web`]: the browse and search pages (each record page with its schema.org JSON-LD);
+//! - [`discovery`]: `/robots.txt`, a sitemap per catalog and ResourceSync;
 //! - [`error`]: [`RequestError`], which every failure becomes: an RDM `status-response`
 //!   with `RDM-Error-Message` and a fitting HTTP status.
 //!
@@ -65,6 +66,7 @@ macro_rules! log {
 pub mod catalog;
 pub mod config;
 pub mod connection;
+pub mod discovery;
 pub mod error;
 pub mod oai;
 pub mod rdm;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 /// The router: `GET` and `POST` on [`RDM_PATH`]; OAI-PMH on `/oai` and `/oai/NAME`
 /// (see [`crate::oai`]) and the `soif` format's schema at `/oai/soif.xsd`; the browse
-/// and search pages on `/` and below (see [`crate::web`]).
+/// and search pages on `/` and below (see [`crate::web`]); robots, sitemaps and
+/// ResourceSync (see [`crate::discovery`]).
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route(RDM_PATH, get(get_incoming).post(post_incoming))
@@ -21,6 +22,32 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(
             "/oai/{name}",
             get(crate::oai::get_named).post(crate::oai::post_named),
+        )
+        // What the web follows (see crate::discovery).
+        .route("/robots.txt", get(crate::discovery::sitemap::robots))
+        .route(
+            "/{name}/sitemap.xml",
+            get(crate::discovery::sitemap::sitemap),
+        )
+        .route(
+            "/.well-known/resourcesync",
+            get(crate::discovery::resourcesync::source_description),
+        )
+        .route(
+            "/{name}/.well-known/resourcesync",
+            get(crate::discovery::resourcesync::catalog_description),
+        )
+        .route(
+            "/{name}/capabilitylist.xml",
+            get(crate::discovery::resourcesync::capability_list),
+        )
+        .route(
+            "/{name}/resourcelist.xml",
+            get(crate::discovery::resourcesync::resource_list),
+        )
+        .route(
+            "/{name}/changelist.xml",
+            get(crate::discovery::resourcesync::change_list),
         )
         // The browse and search pages (read-only: GET only; see crate::web).
         .route("/", get(crate::web::home))

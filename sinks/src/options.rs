@@ -47,6 +47,16 @@ impl SinkOption {
         format!("--{}", self.name.replace('_', "-"))
     }
 
+    /// The one format that does not take it, if every other does (`output`: `null`).
+    pub fn formats_but(&self) -> Option<&'static str> {
+        let all = Format::ALL.iter().filter_map(|n| Format::parse(n));
+        let others: Vec<Format> = all.filter(|f| !self.takes(*f)).collect();
+        match others[..] {
+            [one] => Some(one.as_str()),
+            _ => None,
+        }
+    }
+
     /// Whether `format` takes it.
     pub fn takes(&self, format: Format) -> bool {
         self.formats.contains(&format)
@@ -124,7 +134,7 @@ sink_options! {
 
     /// How to write values that are not UTF-8 where text is needed: `utf8` (the default;
     /// JSON gets {"base64": …}, text formats a replacement) or `latin1` (read them as ISO
-    /// 8859-1). For jsonl, csv, sqlite and parquet.
+    /// 8859-1).
     #[arg(long, value_name = "CHARSET", value_parser = named(&CHARSETS, charset))]
     #[serde(default, deserialize_with = "de_charset")]
     charset: Option<Charset> => [Jsonl, Csv, Sqlite, Parquet];
@@ -185,6 +195,23 @@ pub fn keys(format: Format) -> Vec<&'static str> {
         .filter(|o| o.takes(format))
         .map(|o| o.name)
         .collect()
+}
+
+/// `arg` (one of [`SinkOptions`]' flags) with the formats that take it after its help,
+/// from [`OPTIONS`]: `soif convert --help` says `[for --to csv or parquet]`.
+pub fn with_formats(arg: clap::Arg) -> clap::Arg {
+    let Some(option) = option(arg.get_id().as_str()) else {
+        return arg;
+    };
+    let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+    let formats = match option.formats_but() {
+        Some(but) => format!("every --to but {but}"),
+        None => {
+            let names: Vec<&str> = option.formats.iter().map(|f| f.as_str()).collect();
+            format!("--to {}", soif_options::one_of(&names))
+        }
+    };
+    arg.help(format!("{help} [for {formats}]"))
 }
 
 /// The option named `name` (a key, `list_separator`).
@@ -324,5 +351,56 @@ mod tests {
         assert_eq!(flags, table);
         assert_eq!(keys(Format::Jsonl), ["output", "charset"]);
         assert!(keys(Format::Null).is_empty());
+    }
+
+    const TABLE_START: &str = "<!-- The table is made from sinks/src/options.rs";
+    const TABLE_END: &str = "<!-- end of the options table -->";
+
+    /// docs/formats.md#options's table, from [`OPTIONS`] and the help texts.
+    fn docs_table() -> String {
+        let cmd = <SinkOptions as clap::Args>::augment_args(clap::Command::new("soif"));
+        let mut table = String::from(
+            "| flag | `[[sink]]` key | formats | meaning |\n|------|------|------|------|\n",
+        );
+        for (arg, option) in cmd.get_arguments().zip(OPTIONS) {
+            let flag = match arg.get_short() {
+                Some(short) => format!("`-{short}`, `{}`", option.flag()),
+                None => format!("`{}`", option.flag()),
+            };
+            let formats = if let Some(but) = option.formats_but() {
+                format!("all but `{but}`")
+            } else {
+                let names: Vec<String> = option
+                    .formats
+                    .iter()
+                    .map(|f| format!("`{}`", f.as_str()))
+                    .collect();
+                names.join(", ")
+            };
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            let help = help.replace('|', "\\|");
+            table.push_str(&format!(
+                "| {flag} | `{}` | {formats} | {help} |\n",
+                option.name
+            ));
+        }
+        table
+    }
+
+    #[test]
+    fn the_docs_list_every_option_as_defined() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/formats.md");
+        let page = std::fs::read_to_string(path).unwrap();
+        let expected = docs_table();
+        let table = page
+            .split_once(TABLE_START)
+            .and_then(|(_, rest)| rest.split_once("-->\n"))
+            .and_then(|(_, rest)| rest.split_once(TABLE_END))
+            .map(|(table, _)| table);
+        assert_eq!(
+            table,
+            Some(expected.as_str()),
+            "docs/formats.md#options: the table between {TABLE_START:?} and {TABLE_END:?} should be\n{expected}"
+        );
     }
 }

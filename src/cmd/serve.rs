@@ -109,6 +109,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = soif_server::config::DEFAULT_PAGE_SIZE)]
     pub oai_page_size: usize,
 
+    /// URLs per sitemap and per ResourceSync list (1 to 50,000, the sitemaps protocol's
+    /// limit); a catalog with more records gets a sitemap index of parts.
+    #[arg(long, value_name = "N", default_value_t = 50_000,
+          value_parser = clap::value_parser!(u64).range(1..=50_000))]
+    pub sitemap_size: u64,
+
     /// The OAI-PMH repository identifier of the first catalog (a domain name you control,
     /// e.g. catalog.example.org; identifiers are oai:ID:TEMPLATE/URL); other catalogs are
     /// NAME.ID. Default: the host of --public-url, else soif.invalid (set it: harvesters
@@ -249,6 +255,8 @@ fn serve(args: ServeArgs) -> Result<(), Error> {
             repository_id: args.oai_repository_id.clone(),
             ..Default::default()
         },
+        sitemap_size: usize::try_from(args.sitemap_size)
+            .unwrap_or(soif_server::config::MAX_SITEMAP_URLS),
     };
     if let Some(id) = &config.oai.repository_id {
         if !soif_codecs::oai::ids::valid_repository_id(id) {

@@ -307,10 +307,299 @@ pub fn earliest(store: &SqliteStore) -> Result<Option<String>, StoreError> {
         .map_err(|e| store.err("reading the earliest datestamp", e))
 }
 
+/// What a discovery listing (a sitemap, a ResourceSync resource or change list) holds:
+/// the live records, or the live records and the deletions. Both come in the order of
+/// [`page`] (templates in byte order, URLs in order within each), so a listing can be cut
+/// into numbered parts: part `k` starts after the entry [`nth_key`] gives for `k × size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    Live,
+    WithDeletions,
+}
+
+/// How many entries `listing` holds (a count of each table: once per request).
+pub fn listing_count(store: &SqliteStore, listing: Listing) -> Result<u64, StoreError> {
+    if listing == Listing::WithDeletions {
+        return count(store, None, &Window::default());
+    }
+    let mut total = 0u64;
+    for t in store.tables() {
+        total += table_count(store, &t.table)?;
+    }
+    Ok(total)
+}
+
+/// `SELECT count(*) …` as a number.
+fn count_of(store: &SqliteStore, sql: &str, template: &[u8]) -> Result<u64, StoreError> {
+    let n: i64 = store
+        .connection()
+        .query_row(sql, [key_param(template)], |r| r.get(0))
+        .map_err(|e| store.err("counting records", e))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The live records of a table.
+fn table_count(store: &SqliteStore, table: &str) -> Result<u64, StoreError> {
+    let sql = format!(
+        "SELECT count(*) FROM {} WHERE ?1 IS NOT NULL",
+        quote_ident(table)
+    );
+    count_of(store, &sql, b"")
+}
+
+/// The deletions of a template.
+fn deletions_count(store: &SqliteStore, template: &[u8]) -> Result<u64, StoreError> {
+    count_of(
+        store,
+        "SELECT count(*) FROM soif_deletions WHERE template = ?1",
+        template,
+    )
+}
+
+/// The `(template, url)` of the entry at position `n` (from 0) of `listing`, or `None`
+/// past its end. Reading starts after the key of position `n - 1`: this is how a part of
+/// a listing is found without reading the parts before it (SQLite steps over the URL
+/// index, reading no record).
+pub fn nth_key(
+    store: &SqliteStore,
+    listing: Listing,
+    mut n: u64,
+) -> Result<Option<(Bytes, Bytes)>, StoreError> {
+    let context = "finding a listing's part";
+    for template in templates(store)? {
+        let table = store.table(&template);
+        let live = match table {
+            Some(t) => table_count(store, &t.table)?,
+            None => 0,
+        };
+        let deleted = match listing {
+            Listing::Live => 0,
+            Listing::WithDeletions => deletions_count(store, &template)?,
+        };
+        if n >= live + deleted {
+            n -= live + deleted;
+            continue;
+        }
+        let mut sql = String::from("SELECT url FROM (");
+        if let Some(t) = table {
+            sql.push_str(&format!("SELECT url FROM {}", quote_ident(&t.table)));
+            if listing == Listing::WithDeletions {
+                sql.push_str(" UNION ALL ");
+            }
+        }
+        if listing == Listing::WithDeletions {
+            sql.push_str("SELECT url FROM soif_deletions WHERE template = ?2");
+        } else {
+            sql.push_str(" WHERE ?2 IS NOT NULL");
+        }
+        sql.push_str(") ORDER BY 1 LIMIT 1 OFFSET ?1");
+        let offset = i64::try_from(n).unwrap_or(i64::MAX);
+        let url = store
+            .connection()
+            .query_row(&sql, rusqlite::params![offset, key_param(&template)], |r| {
+                Ok(value_bytes(r.get_ref(0)?))
+            })
+            .optional()
+            .map_err(|e| store.err(context, e))?;
+        return Ok(url.map(|u| (template, u)));
+    }
+    Ok(None)
+}
+
+/// Up to `n` entries of `listing` after `after` (a `(template, url)` position; `None`
+/// from the start), without their records.
+pub fn listing_page(
+    store: &SqliteStore,
+    listing: Listing,
+    after: Option<(&[u8], &[u8])>,
+    n: usize,
+) -> Result<Vec<Entry>, StoreError> {
+    if listing == Listing::WithDeletions {
+        return page(store, None, &Window::default(), after, n, false);
+    }
+    let context = "listing records";
+    let mut out = Vec::new();
+    for template in templates(store)? {
+        if out.len() >= n {
+            break;
+        }
+        let Some(table) = store.table(&template) else {
+            continue;
+        };
+        let cursor = match after {
+            Some((t, _)) if template.as_ref() < t => continue,
+            Some((t, u)) if template.as_ref() == t => Some(u),
+            _ => None,
+        };
+        let sql = format!(
+            "SELECT url, {} FROM {} {} ORDER BY url LIMIT ?2",
+            datestamp_expr(store, table),
+            quote_ident(&table.table),
+            if cursor.is_some() {
+                "WHERE url > ?1"
+            } else {
+                "WHERE ?1 IS NULL"
+            }
+        );
+        let conn = store.connection();
+        let mut st = conn
+            .prepare_cached(&sql)
+            .map_err(|e| store.err(context, e))?;
+        let param: ToSqlOutput<'_> = match cursor {
+            Some(u) => key_param(u),
+            None => ToSqlOutput::Owned(rusqlite::types::Value::Null),
+        };
+        let limit = i64::try_from(n - out.len()).unwrap_or(i64::MAX);
+        let mut rows = st
+            .query(rusqlite::params![param, limit])
+            .map_err(|e| store.err(context, e))?;
+        while let Some(r) = rows.next().map_err(|e| store.err(context, e))? {
+            out.push(Entry {
+                template: template.clone(),
+                url: value_bytes(r.get_ref(0).map_err(|e| store.err(context, e))?),
+                datestamp: r.get(1).map_err(|e| store.err(context, e))?,
+                deleted: false,
+                record: None,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The latest `n` changes of the catalog — records by the time they last changed,
+/// deletions by the time they were deleted — newest first (ties in template and URL
+/// order), without their records. One read of every table, sorted by SQLite keeping
+/// only the `n` newest.
+pub fn latest(store: &SqliteStore, n: usize) -> Result<Vec<Entry>, StoreError> {
+    let context = "listing the latest changes";
+    let tables = store.tables();
+    let mut sql = String::new();
+    for (i, t) in tables.iter().enumerate() {
+        sql.push_str(&format!(
+            "SELECT ?{} AS template, url, {} AS stamp, 0 AS deleted FROM {} UNION ALL ",
+            i + 2,
+            datestamp_expr(store, t),
+            quote_ident(&t.table)
+        ));
+    }
+    sql.push_str(
+        "SELECT template, url, deleted AS stamp, 1 AS deleted FROM soif_deletions \
+         ORDER BY stamp DESC, template, url LIMIT ?1",
+    );
+    let conn = store.connection();
+    let mut st = conn.prepare(&sql).map_err(|e| store.err(context, e))?;
+    let limit = i64::try_from(n).unwrap_or(i64::MAX);
+    let mut params: Vec<ToSqlOutput<'_>> = vec![ToSqlOutput::Owned(limit.into())];
+    params.extend(tables.iter().map(|t| key_param(&t.template)));
+    let mut rows = st
+        .query(rusqlite::params_from_iter(params))
+        .map_err(|e| store.err(context, e))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(|e| store.err(context, e))? {
+        let get = |i| r.get_ref(i).map_err(|e| store.err(context, e));
+        out.push(Entry {
+            template: value_bytes(get(0)?),
+            url: value_bytes(get(1)?),
+            datestamp: r.get(2).map_err(|e| store.err(context, e))?,
+            deleted: r.get(3).map_err(|e| store.err(context, e))?,
+            record: None,
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::StoreOptions;
+
+    /// FILE http://a/ and http://c/, DOC http://b/.
+    fn three_records() -> SqliteStore {
+        let mut store = SqliteStore::open_in_memory(StoreOptions::default()).unwrap();
+        for (t, u) in [
+            ("FILE", "http://a/"),
+            ("FILE", "http://c/"),
+            ("DOC", "http://b/"),
+        ] {
+            store.upsert(&Record::new(t, u).with("Title", "T")).unwrap();
+        }
+        store
+    }
+
+    #[test]
+    fn listings_are_cut_into_parts_at_any_position() {
+        let mut store = three_records();
+        store.delete(Some(b"FILE"), b"http://b/").unwrap();
+        store.delete(Some(b"GONE"), b"http://z/").unwrap();
+        let keys = |l: Listing| -> Vec<(String, String)> {
+            listing_page(&store, l, None, 100)
+                .unwrap()
+                .into_iter()
+                .map(|e| {
+                    assert!(e.record.is_none());
+                    let s = |b: &Bytes| String::from_utf8(b.to_vec()).unwrap();
+                    (s(&e.template), s(&e.url))
+                })
+                .collect()
+        };
+        let live = keys(Listing::Live);
+        let all = keys(Listing::WithDeletions);
+        assert_eq!(live.len(), 3);
+        assert_eq!(all.len(), 5);
+        assert_eq!(listing_count(&store, Listing::Live).unwrap(), 3);
+        assert_eq!(listing_count(&store, Listing::WithDeletions).unwrap(), 5);
+        for (listing, want) in [(Listing::Live, &live), (Listing::WithDeletions, &all)] {
+            for (i, key) in want.iter().enumerate() {
+                let (t, u) = nth_key(&store, listing, i as u64).unwrap().unwrap();
+                assert_eq!(
+                    (t.as_ref(), u.as_ref()),
+                    (key.0.as_bytes(), key.1.as_bytes())
+                );
+                // The part after position i holds the rest, in order.
+                let rest: Vec<_> = listing_page(&store, listing, Some((&t, &u)), 100)
+                    .unwrap()
+                    .into_iter()
+                    .map(|e| e.url)
+                    .collect();
+                let expected: Vec<_> = want[i + 1..].iter().map(|k| k.1.clone()).collect();
+                assert_eq!(rest, expected);
+            }
+            assert!(nth_key(&store, listing, want.len() as u64)
+                .unwrap()
+                .is_none());
+        }
+        assert!(live.iter().all(|k| k.1 != "http://b/" || k.0 == "DOC"));
+    }
+
+    #[test]
+    fn the_latest_changes_come_newest_first() {
+        let mut store = three_records();
+        store.delete(Some(b"FILE"), b"http://c/").unwrap();
+        set_stamp(&store, "FILE", "http://a/", "2001-01-01T00:00:00Z");
+        set_stamp(&store, "DOC", "http://b/", "2003-01-01T00:00:00Z");
+        store
+            .connection()
+            .execute(
+                "UPDATE soif_deletions SET deleted = '2002-01-01T00:00:00Z'",
+                [],
+            )
+            .unwrap();
+        let all = latest(&store, 10).unwrap();
+        let got: Vec<_> = all
+            .iter()
+            .map(|e| (e.url.as_ref(), e.datestamp.as_str(), e.deleted))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (&b"http://b/"[..], "2003-01-01T00:00:00Z", false),
+                (b"http://c/", "2002-01-01T00:00:00Z", true),
+                (b"http://a/", "2001-01-01T00:00:00Z", false),
+            ]
+        );
+        assert_eq!(all[0].template.as_ref(), b"DOC");
+        assert_eq!(latest(&store, 2).unwrap().len(), 2);
+    }
 
     fn stamp_of(store: &SqliteStore, template: &[u8], url: &[u8]) -> Option<(String, bool)> {
         entry(store, template, url)

@@ -5,6 +5,7 @@ the test goes home -> search -> results -> a record -> its download links, check
 hostile values render as text (no alert, no script run), and saves screenshots under
 target/browser-screenshots/."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -69,9 +70,10 @@ def no_alert(driver):
 
 def no_script_ran(driver):
     no_alert(driver)
-    # The page has no script of its own; a value turned into one would be a <script> or an
-    # element with an event handler.
-    assert driver.find_elements(By.TAG_NAME, "script") == []
+    # The page has no script of its own (a record page's JSON-LD is data, never run); a
+    # value turned into one would be another <script> or an element with an event handler.
+    scripts = driver.find_elements(By.TAG_NAME, "script")
+    assert [s.get_attribute("type") for s in scripts] in ([], ["application/ld+json"])
     assert driver.find_elements(By.CSS_SELECTOR, "img") == []
     assert driver.execute_script("return window.__xss === undefined")
 
@@ -117,6 +119,14 @@ def test_home_search_record_downloads(site, browser):
     assert details.get_attribute("open") is not None
     shot(b, "03-record")
 
+    # The page's schema.org description, as a crawler's browser finds it: the hostile
+    # title is a value in it, and it did not end the script element early.
+    ld = [json.loads(s.get_attribute("textContent"))
+          for s in b.find_elements(By.CSS_SELECTOR, 'script[type="application/ld+json"]')]
+    assert len(ld) == 1
+    assert ld[0]["@type"] == "CreativeWork" and ld[0]["@id"] == "http://hostile.example/xss"
+    assert ld[0]["name"].startswith("<script>alert('title')</script>")
+
     # The download links answer with the record in each form.
     formats = {a.text: a.get_attribute("href") for a in b.find_elements(By.CSS_SELECTOR, "ul.formats a")}
     assert set(formats) == {"SOIF", "JSON", "Dublin Core RDF/XML", "OAI-PMH GetRecord"}
@@ -158,6 +168,8 @@ def test_phone_width_and_hostile_url_record(site, browser):
 def test_a_facet_narrows_the_list(site, browser):
     """A template's list shows its facets; clicking a host narrows the list to that host's
     records (a stable URL), and clicking it again removes the narrowing."""
+    from test_facets import wait_for_facets
+    wait_for_facets(site + "/web")
     b = browser
     b.get(site + "/web/DOCUMENT")
     no_script_ran(b)

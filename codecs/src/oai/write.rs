@@ -38,12 +38,21 @@ pub fn oai_dc(record: &Record, out: &mut String) {
 /// name (without a `-N` suffix) is a DC element. Shared by `oai_dc` and the browse
 /// pages' RDF/XML download, so the two always say the same.
 pub fn dublin_core(record: &Record) -> Vec<(&'static str, String)> {
+    let mut warnings = 0;
+    dublin_core_values(record)
+        .into_iter()
+        .map(|(element, value)| (element, xml_text(&value, Charset::Utf8, &mut warnings)))
+        .collect()
+}
+
+/// The values [`dublin_core`] gives, as bytes: each element (`title`, `creator`, …) with
+/// one value, in order (the record pages' schema.org description reads these).
+pub fn dublin_core_values(record: &Record) -> Vec<(&'static str, bytes::Bytes)> {
     let mapped = if is_dublin_core(&record.template) {
         Cow::Borrowed(record)
     } else {
         Cow::Owned(Crosswalk::default_table().apply(record).0)
     };
-    let mut warnings = 0;
     let mut out = Vec::new();
     for attr in &mapped.flattened().attributes {
         let Value::Bytes(value) = &attr.value else {
@@ -52,7 +61,7 @@ pub fn dublin_core(record: &Record) -> Vec<(&'static str, String)> {
         let Some(element) = xml_element(base_name(&attr.name)) else {
             continue;
         };
-        out.push((element, xml_text(value, Charset::Utf8, &mut warnings)));
+        out.push((element, value.clone()));
     }
     out
 }

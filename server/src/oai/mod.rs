@@ -195,17 +195,7 @@ async fn respond(
         }
     };
     let oai = &state.config().oai;
-    let root = match &oai.public_url {
-        Some(u) => u.trim_end_matches('/').to_string(),
-        None => {
-            let host = headers
-                .get(header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic()))
-                .unwrap_or("localhost");
-            format!("http://{host}")
-        }
-    };
+    let root = crate::discovery::public_root(&state, &headers);
     let base_url = match &name {
         Some(n) => format!("{root}/oai/{}", percent_path(n)),
         None => format!("{root}/oai"),

@@ -8,14 +8,14 @@
 //! | `/NAME/-/search?q=&match=&since=&template=&page=` (`search.json`) | search results, with their facets |
 //! | `/NAME/TEMPLATE?page=` (`/NAME/TEMPLATE.json`) | a template's records, with their facets |
 //! | `/NAME/-/facets?type=&year=&host=&template=` (`facets.json`, `facets.csv`) | counts by template, `Type`, year and host ([`facets`]) |
-//! | `/NAME/TEMPLATE/record?url=URL` | one record; `record.json`, `record.soif`, `record.rdf` |
+//! | `/NAME/TEMPLATE/record?url=URL` | one record (with its schema.org JSON-LD, [`jsonld`]); `record.json`, `record.soif`, `record.rdf` |
 //! | `/NAME/TEMPLATE/record.value?url=URL&i=N` | the N-th value (flattened order), as bytes |
 //! | `/-/style.css` | the stylesheet |
 //!
 //! Templates are [`minijinja`] with HTML auto-escaping, so every value is escaped; a value
 //! is a link only when it is an `http`, `https`, `ftp`, `gopher`, `news` or `mailto` URL
 //! ([`view::safe_href`]). Every reply carries a `Content-Security-Policy` that allows no
-//! script at all, `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`. The pages
+//! script at all (a record page's JSON-LD is data, never run), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`. The pages
 //! only read: each request takes one of the client's read slots (`--max-reads-per-client`,
 //! `--max-reads`) and reads through the catalog's read connections (`--read-wait`), like
 //! `rd-request`s and OAI-PMH requests.
@@ -28,6 +28,7 @@
 mod catalog_page;
 mod facets;
 mod home;
+pub mod jsonld;
 mod list;
 mod page;
 mod record;

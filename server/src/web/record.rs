@@ -114,6 +114,7 @@ pub async fn record_page(
                 title, url_href => safe_href(&url), url => url_text, template, template_href,
                 links, fields, count, crumbs, data_href => record_href(&name, tpl, &url, ".json"),
                 version => env!("CARGO_PKG_VERSION"),
+                jsonld => super::jsonld::script_text(&record),
             },
         )?))
     })

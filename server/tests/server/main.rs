@@ -3,6 +3,7 @@
 //! and a `mod` line below.
 
 mod common;
+mod discovery;
 mod facets;
 mod hostile;
 mod oai;

@@ -43,6 +43,14 @@ impl Page {
     }
 }
 
+/// The JSON-LD a record page embeds.
+fn jsonld(html: &str) -> serde_json::Value {
+    let open = "<script type=\"application/ld+json\">";
+    let start = html.find(open).expect("a JSON-LD script") + open.len();
+    let len = html[start..].find("</script>").expect("its end");
+    serde_json::from_str(&html[start..start + len]).expect("JSON")
+}
+
 async fn page(server: &Server, path: &str) -> Page {
     let r = reqwest::get(format!("{}{path}", server.base))
         .await
@@ -103,8 +111,17 @@ async fn hostile_values_are_escaped_and_never_links() {
     let p = page(&server, HOSTILE).await;
     assert_eq!(p.status, 200);
     let html = p.text();
-    // The only <script> anywhere would be a value's: none gets through.
-    assert!(!html.to_ascii_lowercase().contains("<script"), "{html}");
+    // The page's one <script> is its JSON-LD (data, never run); a value's would be
+    // another: none gets through, and none ends the JSON-LD early.
+    let lower = html.to_ascii_lowercase();
+    assert_eq!(lower.matches("<script").count(), 1, "{html}");
+    assert_eq!(lower.matches("</script").count(), 1, "{html}");
+    let ld = jsonld(&html);
+    assert!(
+        ld["name"].as_str().unwrap().contains("<script>alert("),
+        "{ld}"
+    );
+    assert_eq!(ld["@id"], "http://hostile.example/xss");
     assert!(!html.contains("<img"), "{html}");
     assert!(html.contains("&lt;script&gt;alert("), "{html}");
     // javascript: values are text, never href.
