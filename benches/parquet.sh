@@ -25,20 +25,8 @@ mkdir -p "$WORK"
 [ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --release --quiet --bin soif --bin soif-gen)
 "$PY" -c 'import duckdb' 2>/dev/null || "$PY" -m pip install --quiet duckdb
 
-# measure NAME CMD...: prints "mean_s peak_rss_mib" over RUNS runs.
-measure() {
-    local total=0 peak=0 i out s m
-    for i in $(seq "$RUNS"); do
-        /usr/bin/time -o "$WORK/time.txt" -f '%e %M' "$@" >/dev/null 2>&1
-        out=$(tail -1 "$WORK/time.txt")
-        s=${out% *}; m=${out#* }
-        total=$(echo "$total + $s" | bc -l)
-        [ "$m" -gt "$peak" ] && peak=$m
-    done
-    printf '%.3f %.1f\n' "$(echo "$total / $RUNS" | bc -l)" "$(echo "$peak / 1024" | bc -l)"
-}
+. "$ROOT/benches/common.sh"
 
-mb() { echo "scale=1; $(stat -c %s "$1") / 1000000" | bc; }
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); cores: $(nproc); runs: $RUNS; duckdb $("$PY" -c 'import duckdb; print(duckdb.__version__)')"
 printf '| %-6s | %-44s | %8s | %8s | %12s |\n' size command "mean s" "MB/s" "peak RSS MiB"
@@ -49,9 +37,9 @@ for SIZE in $SIZES; do
     [ -s "$DATA.jsonl" ] || "$SOIF" convert "$DATA" --to jsonl -q -o "$DATA.jsonl"
     [ -s "$DATA.gz" ] || gzip -6 -c "$DATA" >"$DATA.gz"
     MBS=$(mb "$DATA")
-    read -r s m < <(measure "$SOIF" convert "$DATA" --to parquet -q -o "$WORK/soif.parquet")
+    read -r s m < <(measure "$RUNS" "$SOIF" convert "$DATA" --to parquet -q -o "$WORK/soif.parquet")
     printf '| %-6s | %-44s | %8s | %8.0f | %12s |\n' "$SIZE" "soif convert --to parquet" "$s" "$(echo "$MBS / $s" | bc -l)" "$m"
-    read -r s2 m2 < <(measure "$PY" -c "import duckdb; duckdb.sql(\"COPY (FROM read_json('$DATA.jsonl')) TO '$WORK/duck.parquet' (COMPRESSION zstd)\")")
+    read -r s2 m2 < <(measure "$RUNS" "$PY" -c "import duckdb; duckdb.sql(\"COPY (FROM read_json('$DATA.jsonl')) TO '$WORK/duck.parquet' (COMPRESSION zstd)\")")
     printf '| %-6s | %-44s | %8s | %8.0f | %12s |\n' "$SIZE" "DuckDB COPY read_json(jsonl) TO parquet zstd" "$s2" "$(echo "$MBS / $s2" | bc -l)" "$m2"
     echo "| $SIZE | speed-up: $(printf '%.1f' "$(echo "$s2 / $s" | bc -l)")× | SOIF $MBS MB, JSON Lines $(mb "$DATA.jsonl") MB, gzip -6 $(mb "$DATA.gz") MB, soif parquet $(mb "$WORK/soif.parquet") MB, DuckDB parquet $(mb "$WORK/duck.parquet") MB | | |"
 done

@@ -44,22 +44,7 @@ CATMANDU=(catmandu convert JSON --line_delimited 1 to JSON --line_delimited 1 --
 JQ=(jq -n -c --rawfile types configs/harvest-types.csv -f configs/crosswalk.jq)
 printf '.\n' >"$WORK/empty.vrl"
 
-# measure RUNS CMD...: prints "mean_s peak_rss_mib" (stdin from $IN when set).
-measure() {
-    local runs=$1 total=0 peak=0 i out s m
-    shift
-    for i in $(seq "$runs"); do
-        /usr/bin/time -o "$WORK/time.txt" -f '%e %M' "$@" <"${IN:-/dev/null}" >/dev/null 2>"$WORK/stderr.txt" || {
-            cat "$WORK/stderr.txt" >&2
-            exit 1
-        }
-        out=$(tail -1 "$WORK/time.txt")
-        s=${out% *}; m=${out#* }
-        total=$(echo "$total + $s" | bc -l)
-        [ "$m" -gt "$peak" ] && peak=$m
-    done
-    printf '%.3f %.1f\n' "$(echo "$total / $runs" | bc -l)" "$(echo "$peak / 1024" | bc -l)"
-}
+. "$ROOT/benches/common.sh"
 
 corpus() { # corpus SIZE: the generated file's path
     local data=$WORK/summaries-$1.soif

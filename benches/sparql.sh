@@ -4,6 +4,7 @@
 #
 #   benches/sparql.sh                                   # SIZE=200MB
 #   WORK=/tmp/sparqlbench SIZE=5MB benches/sparql.sh    # a quick check
+#   ROWS="one bulk" benches/sparql.sh                  # some rows only (soif one bulk)
 #
 # Rows (wall seconds; records per second; peak RSS of the loading process):
 #   soif convert x.soif --to sparql -o http://…/update      batches of 1000 records
@@ -127,23 +128,33 @@ row() { # row LABEL SECONDS RSS
     printf '| %-58s | %8s | %10.0f | %12s |\n' "$1" "$2" "$(echo "$RECORDS / $2" | bc -l)" "$3"
 }
 
+ROWS=${ROWS:-"soif one bulk"}
+SOIF_S= ONE_S= BULK_S=
+if [[ " $ROWS " == *" soif "* ]]; then
 start_server "$WORK/db-soif"
 read -r SOIF_S m < <(timed "$SOIF" convert "$DATA" --to sparql -o "$BASE/update" -q)
 check soif "$(count)"
 row "soif convert --to sparql (batches of 1000 records)" "$SOIF_S" "$m"
 stop_server
+fi
 
+if [[ " $ROWS " == *" one "* ]]; then
 start_server "$WORK/db-one"
 read -r ONE_S m < <(timed "$PY" "$WORK/one_by_one.py" 127.0.0.1 "${BASE##*:}" "$NT")
 check one-by-one "$(count)"
 row "one PUT /store?graph=G per record (N-Triples)" "$ONE_S" "$m"
 stop_server
+fi
 
+if [[ " $ROWS " == *" bulk "* ]]; then
 rm -rf "$WORK/db-bulk"
 read -r BULK_S m < <(timed "$OXIGRAPH" load --location "$WORK/db-bulk" --file "$NT")
 start_server "$WORK/db-bulk" keep
 check bulk "$(count)"
 stop_server
 row "oxigraph load --file x.nt (bulk, no server)" "$BULK_S" "$m"
+fi
 
-echo "soif: $(printf '%.1f' "$(echo "$ONE_S / $SOIF_S" | bc -l)")× the one-record-at-a-time load (target ≥ 3×), $(printf '%.2f' "$(echo "$SOIF_S / $BULK_S" | bc -l)")× the bulk load's time (target ≤ 2×)"
+if [ -n "$SOIF_S" ] && [ -n "$ONE_S" ] && [ -n "$BULK_S" ]; then
+    echo "soif: $(printf '%.1f' "$(echo "$ONE_S / $SOIF_S" | bc -l)")× the one-record-at-a-time load (target ≥ 3×), $(printf '%.2f' "$(echo "$SOIF_S / $BULK_S" | bc -l)")× the bulk load's time (target ≤ 2×)"
+fi

@@ -545,6 +545,12 @@ mod tests {
             e,
             "7: [[sink]] 2, a parquet sink: option compression=`lz4`: expected zstd, snappy, gzip or none"
         );
+        // A key of another format: an unknown option of this sink, at its line.
+        let e = error("[source]\ninputs=[\"a\"]\n[[sink]]\nformat=\"jsonl\"\n\nbom=true\n");
+        assert_eq!(
+            e,
+            "6: [[sink]] 1, a jsonl sink: unknown option `bom` (known: output, charset)"
+        );
         // Not TOML: the parser's message, which has the line and column.
         let e = error("[source\n");
         assert!(e.contains("line 1"), "{e}");

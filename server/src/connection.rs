@@ -39,11 +39,12 @@ pub async fn serve(
     for c in &state.catalogs {
         let c = c.clone();
         tokio::task::spawn_blocking(move || {
-            if let Err(e) = c.ensure_index() {
-                log!("soif: catalog {}: keyword index: {e}", c.name());
-            }
+            // Facets first: every browse page shows them, and they build faster.
             if let Err(e) = c.ensure_facets() {
                 log!("soif: catalog {}: facet tables: {e}", c.name());
+            }
+            if let Err(e) = c.ensure_index() {
+                log!("soif: catalog {}: keyword index: {e}", c.name());
             }
         });
     }

@@ -59,8 +59,8 @@ macro_rules! output_field {
     };
 }
 
-/// A table with a `format` key (any of [`Format::parse`]'s names) and the keys of that
-/// format's `Config`.
+/// A table with a `format` key (any of [`Format::parse`]'s names) and the sink options
+/// that format takes ([`options::keys`]).
 impl<'de> Deserialize<'de> for SinkConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SinkConfig, D::Error> {
         use serde::de::Error as _;
@@ -81,14 +81,13 @@ impl<'de> Deserialize<'de> for SinkConfig {
                 Format::ALL.join(", ")
             ))
         })?;
+        let refused =
+            |error: OptionError| D::Error::custom(format!("a {} sink: {error}", format.as_str()));
         // A key this format does not take (of another format, or none) is unknown here.
         let known = options::keys(format);
+        let unknown = |key: &str| refused(OptionError::unknown(key, known.iter().copied()));
         if let Some(key) = table.keys().find(|k| !known.contains(&k.as_str())) {
-            let error = OptionError::unknown(key.as_str(), known.iter().copied());
-            return Err(D::Error::custom(format!(
-                "a {} sink: {error}",
-                format.as_str()
-            )));
+            return Err(unknown(key));
         }
         let options: SinkOptions = serde_path_to_error::deserialize(Value::Object(table.clone()))
             // The key refused, with its value, as every front end reports a bad option.
@@ -99,13 +98,13 @@ impl<'de> Deserialize<'de> for SinkConfig {
                     Some(other) => other.to_string(),
                     None => String::new(),
                 };
-                let error = OptionError::from_serde(&key, &value, &e.inner().to_string());
-                D::Error::custom(format!("a {} sink: {error}", format.as_str()))
+                refused(OptionError::from_serde(
+                    &key,
+                    &value,
+                    &e.inner().to_string(),
+                ))
             })?;
-        SinkConfig::new(format, &options, Front::PipelineFile).map_err(|o| {
-            let error = OptionError::unknown(o.name, known.iter().copied());
-            D::Error::custom(format!("a {} sink: {error}", format.as_str()))
-        })
+        SinkConfig::new(format, &options, Front::PipelineFile).map_err(|o| unknown(o.name))
     }
 }
 

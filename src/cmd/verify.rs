@@ -84,6 +84,12 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE.json")]
     pub manifest: Option<PathBuf>,
 
+    /// The state of the incremental runs that made the target (`--state` of `soif
+    /// convert`): only the input files it has taken are read; files not taken yet
+    /// (new, still settling) are not expected in the target and are named on stderr.
+    #[arg(long, value_name = "STATE.db")]
+    pub state: Option<PathBuf>,
+
     /// Check a manifest again instead: read its targets and hash its sources anew, and
     /// report what changed since the sign-off.
     #[arg(long, value_name = "FILE.json", conflicts_with_all = ["against", "manifest", "transforms", "list"])]
@@ -191,10 +197,17 @@ fn pipeline_path(args: &VerifyArgs) -> Option<PathBuf> {
 
 fn verify(args: &VerifyArgs) -> Result<bool, Error> {
     let reporter = Reporter::new(args.input.quiet);
-    let plan = match pipeline_path(args) {
-        Some(path) => Plan::of_pipeline(&path, args)?,
-        None => Plan::of_flags(args, &reporter)?,
+    let (mut plan, state) = match pipeline_path(args) {
+        Some(path) => {
+            let plan = Plan::of_pipeline(&path, args)?;
+            let config_state = PipelineConfig::load(&path)?.state.map(|s| s.path);
+            (plan, args.state.clone().or(config_state))
+        }
+        None => (Plan::of_flags(args, &reporter)?, args.state.clone()),
     };
+    if let Some(state) = state {
+        taken_only(&mut plan.specs, &state, args.input.quiet)?;
+    }
     if plan.targets.len() > 1 && plan.specs.iter().any(|s| matches!(s, InputSpec::Stdin)) {
         return Err(Error::Config(
             "stdin can be read once: verify one target at a time, or save the input to a file"
@@ -320,6 +333,41 @@ fn check_manifest(args: &VerifyArgs, path: &Path) -> Result<bool, Error> {
         crate::job::incremental::write_report(report, &json)?;
     }
     Ok(found.differences.is_empty())
+}
+
+/// Keeps the input files the state at `state` has taken (URLs stay: their sources read
+/// what is new by themselves); the others are named on stderr.
+fn taken_only(specs: &mut Vec<InputSpec>, state: &Path, quiet: bool) -> Result<(), Error> {
+    let store = soif_state::StateStore::open_read_only(state)
+        .map_err(|e| Error::Config(format!("{}: {e}", state.display())))?
+        .ok_or_else(|| Error::Config(format!("{}: no such state", state.display())))?;
+    let taken: std::collections::HashSet<String> = store
+        .files(None)
+        .map_err(|e| Error::Config(format!("{}: {e}", state.display())))?
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    let mut left = Vec::new();
+    specs.retain(|s| match s {
+        InputSpec::File(p) => {
+            let key = soif_state::scan::canonical(p).unwrap_or_default();
+            let keep = taken.contains(&key);
+            if !keep {
+                left.push(p.display().to_string());
+            }
+            keep
+        }
+        _ => true,
+    });
+    if !quiet && !left.is_empty() {
+        eprintln!(
+            "soif verify: {} input files not taken by {} yet (not expected in the target): {}",
+            left.len(),
+            state.display(),
+            left.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Each input's digest (files) or name (URLs, stdin).

@@ -513,8 +513,8 @@ mod tests {
     use super::*;
     use crate::StoreOptions;
 
-    #[test]
-    fn listings_are_cut_into_parts_at_any_position() {
+    /// FILE http://a/ and http://c/, DOC http://b/.
+    fn three_records() -> SqliteStore {
         let mut store = SqliteStore::open_in_memory(StoreOptions::default()).unwrap();
         for (t, u) in [
             ("FILE", "http://a/"),
@@ -523,6 +523,12 @@ mod tests {
         ] {
             store.upsert(&Record::new(t, u).with("Title", "T")).unwrap();
         }
+        store
+    }
+
+    #[test]
+    fn listings_are_cut_into_parts_at_any_position() {
+        let mut store = three_records();
         store.delete(Some(b"FILE"), b"http://b/").unwrap();
         store.delete(Some(b"GONE"), b"http://z/").unwrap();
         let keys = |l: Listing| -> Vec<(String, String)> {
@@ -567,14 +573,7 @@ mod tests {
 
     #[test]
     fn the_latest_changes_come_newest_first() {
-        let mut store = SqliteStore::open_in_memory(StoreOptions::default()).unwrap();
-        for (t, u) in [
-            ("FILE", "http://a/"),
-            ("FILE", "http://c/"),
-            ("DOC", "http://b/"),
-        ] {
-            store.upsert(&Record::new(t, u).with("Title", "T")).unwrap();
-        }
+        let mut store = three_records();
         store.delete(Some(b"FILE"), b"http://c/").unwrap();
         set_stamp(&store, "FILE", "http://a/", "2001-01-01T00:00:00Z");
         set_stamp(&store, "DOC", "http://b/", "2003-01-01T00:00:00Z");

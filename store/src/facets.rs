@@ -50,7 +50,7 @@
 //! records reads `soif_facet_keys` through the index of one narrowing facet, in
 //! `(template, url)` order, and stops at the page it shows ([`page`]).
 
-use crate::runs::runs_summary;
+use crate::derived::{self, Derived};
 use crate::store::{SqliteStore, StoreError};
 use crate::tables::{key_param, value_bytes, ColumnInfo, TableInfo};
 use bytes::Bytes;
@@ -400,12 +400,7 @@ pub fn insert(conn: &Connection, record: &Record) -> rusqlite::Result<()> {
 
 /// The `soif_runs` summary the facet tables were last fully built at.
 pub fn indexed_summary(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT value FROM soif_meta WHERE key = ?1",
-        [FACET_RUNS_KEY],
-        |r| r.get(0),
-    )
-    .optional()
+    derived::built_summary(conn, FACET_RUNS_KEY)
 }
 
 /// Whether the database has the facet tables.
@@ -437,82 +432,21 @@ fn facet_columns(table: &TableInfo) -> TableInfo {
     }
 }
 
-/// Rebuilds the facet tables in transactions of [`FACET_CHUNK`] records, so that a
-/// loader waiting for SQLite's write lock gets it between them. As the keyword index's
-/// rebuild: the summary stored at the end is the one read at the start, deleted first and
-/// written last, so an interrupted rebuild is redone.
+/// Rebuilds the facet tables in transactions of [`FACET_CHUNK`] records, reading only
+/// the columns the facets need, as the keyword index is rebuilt ([`crate::fts::rebuild`]).
 pub fn rebuild(writer: &mut SqliteStore) -> Result<(), StoreError> {
-    writer.begin()?;
-    let conn = writer.connection();
-    let summary = runs_summary(conn).map_err(|e| writer.err("reading soif_runs", e))?;
-    if indexed_summary(conn)
-        .map_err(|e| writer.err("reading soif_meta", e))?
-        .as_deref()
-        == Some(&summary)
-    {
-        return writer.commit();
-    }
-    conn.execute_batch("DELETE FROM soif_facet_keys; DELETE FROM soif_facet_counts;")
-        .map_err(|e| writer.err("clearing the facet tables", e))?;
-    conn.execute("DELETE FROM soif_meta WHERE key = ?1", [FACET_RUNS_KEY])
-        .map_err(|e| writer.err("writing soif_meta", e))?;
-    let tables = writer.tables();
-    writer.commit()?;
-    for table in tables {
-        // Only the columns the facets read; the url (the primary key) is the cursor.
-        let table = facet_columns(&table);
-        let first = format!(
-            "{} ORDER BY \"url\" LIMIT {FACET_CHUNK}",
-            table.select_sql()
-        );
-        let next = format!(
-            "{} WHERE \"url\" > ?1 ORDER BY \"url\" LIMIT {FACET_CHUNK}",
-            table.select_sql()
-        );
-        let mut after: Option<Bytes> = None;
-        loop {
-            writer.begin()?;
-            let n = facet_chunk(writer.connection(), &table, &first, &next, &mut after)
-                .map_err(|e| writer.err("rebuilding the facet tables", e))?;
-            writer.commit()?;
-            if n < FACET_CHUNK {
-                break;
-            }
-        }
-    }
-    writer.begin()?;
-    writer
-        .connection()
-        .execute(
-            "INSERT OR REPLACE INTO soif_meta (key, value) VALUES (?1, ?2)",
-            params![FACET_RUNS_KEY, summary],
-        )
-        .map_err(|e| writer.err("writing soif_meta", e))?;
-    writer.commit()
-}
-
-/// Adds the next chunk of `table` after the URL `after` (updated); returns how many.
-fn facet_chunk(
-    conn: &Connection,
-    table: &TableInfo,
-    first: &str,
-    next: &str,
-    after: &mut Option<Bytes>,
-) -> rusqlite::Result<usize> {
-    let mut st = conn.prepare(if after.is_some() { next } else { first })?;
-    let mut rows = match after.as_deref() {
-        Some(url) => st.query([key_param(url)])?,
-        None => st.query([])?,
-    };
-    let mut n = 0;
-    while let Some(row) = rows.next()? {
-        let record = table.record_from_row(row)?;
-        remove(conn, &record.template, &record.url)?;
-        insert(conn, &record)?;
-        *after = Some(record.url);
-        n += 1;
-    }
-    Ok(n)
+    derived::rebuild(
+        writer,
+        &Derived {
+            meta_key: FACET_RUNS_KEY,
+            what: "the facet tables",
+            clear: "DELETE FROM soif_facet_keys; DELETE FROM soif_facet_counts;",
+            chunk: FACET_CHUNK,
+            columns: facet_columns,
+            remove,
+            add: insert,
+        },
+    )
 }
 
 #[cfg(test)]

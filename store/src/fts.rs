@@ -11,9 +11,9 @@
 //! rebuilt ([`rebuild`]) when the summary has changed, in transactions of
 //! [`INDEX_CHUNK`] records so that loaders are not locked out.
 
-use crate::runs::runs_summary;
+use crate::derived::{self, Derived};
 use crate::store::{SqliteStore, StoreError};
-use crate::tables::{key_param, value_bytes};
+use crate::tables::{key_param, value_bytes, TableInfo};
 use bytes::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
 use soif_codecs::Record;
@@ -81,12 +81,7 @@ pub fn insert(conn: &Connection, record: &Record) -> rusqlite::Result<()> {
 
 /// The `soif_runs` summary the index was last fully built at.
 pub fn indexed_summary(conn: &Connection) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
-        "SELECT value FROM soif_meta WHERE key = ?1",
-        [FTS_RUNS_KEY],
-        |r| r.get(0),
-    )
-    .optional()
+    derived::built_summary(conn, FTS_RUNS_KEY)
 }
 
 /// Whether the database has the index's tables.
@@ -104,77 +99,18 @@ pub fn has_index(conn: &Connection) -> rusqlite::Result<bool> {
 /// meanwhile makes the next check rebuild again. A rebuild deletes the summary first and
 /// writes it last, so an interrupted rebuild is redone.
 pub fn rebuild(writer: &mut SqliteStore) -> Result<(), StoreError> {
-    writer.begin()?;
-    let conn = writer.connection();
-    let summary = runs_summary(conn).map_err(|e| writer.err("reading soif_runs", e))?;
-    if indexed_summary(conn)
-        .map_err(|e| writer.err("reading soif_meta", e))?
-        .as_deref()
-        == Some(&summary)
-    {
-        return writer.commit();
-    }
-    conn.execute_batch("DELETE FROM soif_fts; DELETE FROM soif_fts_keys;")
-        .map_err(|e| writer.err("clearing the keyword index", e))?;
-    conn.execute("DELETE FROM soif_meta WHERE key = ?1", [FTS_RUNS_KEY])
-        .map_err(|e| writer.err("writing soif_meta", e))?;
-    let tables = writer.tables();
-    writer.commit()?;
-    for table in tables {
-        // The url (the primary key, so an index walk) is the cursor from one chunk to
-        // the next.
-        let first = format!(
-            "{} ORDER BY \"url\" LIMIT {INDEX_CHUNK}",
-            table.select_sql()
-        );
-        let next = format!(
-            "{} WHERE \"url\" > ?1 ORDER BY \"url\" LIMIT {INDEX_CHUNK}",
-            table.select_sql()
-        );
-        let mut after: Option<Bytes> = None;
-        loop {
-            writer.begin()?;
-            let n = index_chunk(writer.connection(), &table, &first, &next, &mut after)
-                .map_err(|e| writer.err("rebuilding the keyword index", e))?;
-            writer.commit()?;
-            if n < INDEX_CHUNK {
-                break;
-            }
-        }
-    }
-    writer.begin()?;
-    writer
-        .connection()
-        .execute(
-            "INSERT OR REPLACE INTO soif_meta (key, value) VALUES (?1, ?2)",
-            params![FTS_RUNS_KEY, summary],
-        )
-        .map_err(|e| writer.err("writing soif_meta", e))?;
-    writer.commit()
-}
-
-/// Indexes the next chunk of `table` after the URL `after` (updated); returns how many.
-fn index_chunk(
-    conn: &Connection,
-    table: &crate::TableInfo,
-    first: &str,
-    next: &str,
-    after: &mut Option<Bytes>,
-) -> rusqlite::Result<usize> {
-    let mut st = conn.prepare(if after.is_some() { next } else { first })?;
-    let mut rows = match after.as_deref() {
-        Some(url) => st.query([key_param(url)])?,
-        None => st.query([])?,
-    };
-    let mut n = 0;
-    while let Some(row) = rows.next()? {
-        let record = table.record_from_row(row)?;
-        remove(conn, &record.template, &record.url)?;
-        insert(conn, &record)?;
-        *after = Some(record.url);
-        n += 1;
-    }
-    Ok(n)
+    derived::rebuild(
+        writer,
+        &Derived {
+            meta_key: FTS_RUNS_KEY,
+            what: "the keyword index",
+            clear: "DELETE FROM soif_fts; DELETE FROM soif_fts_keys;",
+            chunk: INDEX_CHUNK,
+            columns: TableInfo::clone,
+            remove,
+            add: insert,
+        },
+    )
 }
 
 /// A hit's template and URL from a [`SEARCH_SQL`] row.

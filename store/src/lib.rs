@@ -141,6 +141,7 @@
 //! ```
 
 pub mod datestamps;
+mod derived;
 pub mod facets;
 pub mod fts;
 pub mod load;

@@ -7,25 +7,17 @@ use crate::common::{self, code, convert, convert_ok, fixture, stderr};
 
 use base64::Engine as _;
 use oxrdf::{Term, Triple};
-use oxrdfio::{RdfFormat, RdfParser};
+use oxrdfio::RdfParser;
 use std::collections::BTreeSet;
 use std::path::Path;
 
 const FORMATS: [&str; 4] = ["ntriples", "turtle", "jsonld", "rdfxml"];
 
-fn rdf_format(name: &str) -> RdfFormat {
-    match name {
-        "ntriples" => RdfFormat::NTriples,
-        "turtle" => RdfFormat::Turtle,
-        "jsonld" => RdfFormat::JsonLd {
-            profile: Default::default(),
-        },
-        _ => RdfFormat::RdfXml,
-    }
-}
-
 fn parse(name: &str, bytes: &[u8]) -> Vec<Triple> {
-    RdfParser::from_format(rdf_format(name))
+    let syntax = soif_sinks::Format::parse(name)
+        .and_then(soif_sinks::Format::rdf_syntax)
+        .expect("an RDF format");
+    RdfParser::from_format(syntax.rdf_format())
         .for_slice(bytes)
         .map(|q| {
             let q = q.unwrap_or_else(|e| {

@@ -13,6 +13,15 @@ const RECORDS: &str = "@FILE { http://x/1\nTitle{3}:\tOne\n}\n\
 @FILE { http://x/5\nTitle{4}:\tFive\n}\n";
 const DELETIONS: &str = "@DELETE {\n@FILE { http://x/5\n}\n}\n";
 
+/// What `--list` shows of the damage every test does: http://x/1 removed, http://x/2's
+/// Title changed, http://x/9 added, the deletion of http://x/5 not applied.
+const DAMAGE: [&str; 4] = [
+    "changed\tFILE\thttp://x/2\tTitle",
+    "deletion_not_applied\tFILE\thttp://x/5",
+    "extra\tDOCUMENT\thttp://x/9",
+    "missing\tFILE\thttp://x/1",
+];
+
 /// The sources in `dir`, as arguments.
 fn sources(dir: &Path) -> Vec<String> {
     let a = dir.join("a.soif");
@@ -65,19 +74,24 @@ fn a_clean_migration_verifies() {
     }
 }
 
+/// The damage of [`DAMAGE`], done with SQL as a user would (new rows with a datestamp, as
+/// the OAI-PMH provider needs one).
+fn damage_catalog(db: &Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch(
+        "DELETE FROM \"FILE\" WHERE url = 'http://x/1';
+         UPDATE \"FILE\" SET \"Title\" = 'Deux' WHERE url = 'http://x/2';
+         INSERT INTO \"DOCUMENT\"(url, soif_datestamp, \"Title\") VALUES ('http://x/9', '2026-11-26T00:00:00Z', 'Nine');
+         INSERT INTO \"FILE\"(url, soif_datestamp, \"Title\") VALUES ('http://x/5', '2026-11-26T00:00:00Z', 'Five');",
+    )
+    .unwrap();
+}
+
 #[test]
 fn a_damaged_catalog_shows_exactly_its_damage() {
     let dir = tempfile::tempdir().unwrap();
     let db = convert(dir.path(), "sqlite", "c.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "DELETE FROM \"FILE\" WHERE url = 'http://x/1';
-         UPDATE \"FILE\" SET \"Title\" = 'Deux' WHERE url = 'http://x/2';
-         INSERT INTO \"DOCUMENT\"(url, \"Title\") VALUES ('http://x/9', 'Nine');
-         INSERT INTO \"FILE\"(url, \"Title\") VALUES ('http://x/5', 'Five');",
-    )
-    .unwrap();
-    drop(conn);
+    damage_catalog(&db);
     let report = dir.path().join("report.json");
     let out = verify(
         dir.path(),
@@ -85,15 +99,7 @@ fn a_damaged_catalog_shows_exactly_its_damage() {
         &["--list", "--report", report.to_str().unwrap()],
     );
     assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert_eq!(
-        listed(&out),
-        [
-            "changed\tFILE\thttp://x/2\tTitle",
-            "deletion_not_applied\tFILE\thttp://x/5",
-            "extra\tDOCUMENT\thttp://x/9",
-            "missing\tFILE\thttp://x/1",
-        ]
-    );
+    assert_eq!(listed(&out), DAMAGE);
     assert!(
         stderr(&out).contains("FILE http://x/2: Title: \"Two\" -> \"Deux\""),
         "{}",
@@ -115,47 +121,41 @@ fn a_damaged_catalog_shows_exactly_its_damage() {
 fn a_damaged_json_lines_file_shows_exactly_its_damage() {
     let dir = tempfile::tempdir().unwrap();
     let path = convert(dir.path(), "jsonl", "c.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut lines: Vec<String> = text
-        .lines()
-        .filter(|l| !l.contains("http://x/1\"") && !l.contains("\"delete\""))
-        .map(|l| l.replace("\"Two\"", "\"Deux\""))
-        .collect();
-    lines
-        .push(r#"{"template":"DOCUMENT","url":"http://x/9","attributes":{"Title":"Nine"}}"#.into());
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    damage_lines(&path);
     let out = verify(dir.path(), &path, &["--list"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert_eq!(
-        listed(&out),
-        [
-            "changed\tFILE\thttp://x/2\tTitle",
-            "deletion_not_applied\tFILE\thttp://x/5",
-            "extra\tDOCUMENT\thttp://x/9",
-            "missing\tFILE\thttp://x/1",
-        ]
-    );
+    assert_eq!(listed(&out), DAMAGE);
 }
 
-#[test]
-fn a_truncated_json_lines_file_shows_the_records_lost() {
+/// Cuts a target `after` bytes into its fourth record (http://x/4): that record and what
+/// follows are reported lost, and the record cut short unreadable.
+fn truncated_in_the_fourth_record(to: &str, name: &str, after: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let path = convert(dir.path(), "jsonl", "c.jsonl");
-    let text = std::fs::read(&path).unwrap();
-    // Cut in the middle of the fourth line (http://x/4).
-    let fourth = text.windows(10).position(|w| w == b"http://x/4").unwrap();
-    std::fs::write(&path, &text[..fourth]).unwrap();
+    let path = convert(dir.path(), to, name);
+    let bytes = std::fs::read(&path).unwrap();
+    let fourth = bytes.windows(10).position(|w| w == b"http://x/4").unwrap();
+    std::fs::write(&path, &bytes[..fourth + after]).unwrap();
     let out = verify(dir.path(), &path, &["--list"]);
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(code(&out), 3, "{to}: {}", stderr(&out));
     assert_eq!(
         listed(&out),
         [
             "deletion_not_applied\tFILE\thttp://x/5",
             "missing\tDOCUMENT\thttp://x/4",
             "missing\tFILE\thttp://x/5",
-        ]
+        ],
+        "{to}"
     );
-    assert!(stderr(&out).contains("1 unreadable"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 unreadable"),
+        "{to}: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_truncated_json_lines_file_shows_the_records_lost() {
+    truncated_in_the_fourth_record("jsonl", "c.jsonl", 0);
 }
 
 #[test]
@@ -183,6 +183,20 @@ fn usage_errors_exit_2() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
 
+/// Damages a JSON Lines file: http://x/1 dropped, http://x/2's Title changed, the
+/// deletion of http://x/5 dropped, http://x/9 added.
+fn damage_lines(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("http://x/1\"") && !l.contains("\"delete\""))
+        .map(|l| l.replace("\"Two\"", "\"Deux\""))
+        .collect();
+    lines
+        .push(r#"{"template":"DOCUMENT","url":"http://x/9","attributes":{"Title":"Nine"}}"#.into());
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
 /// Rewrites a target through JSON Lines with the same damage as above: http://x/1
 /// dropped, http://x/2's Title changed, the deletion of http://x/5 dropped, http://x/9
 /// added (soif itself writes the damaged file back in the target's format).
@@ -201,15 +215,7 @@ fn damage(dir: &Path, target: &Path, to: &str) {
         b"",
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let text = std::fs::read_to_string(&plain).unwrap();
-    let mut lines: Vec<String> = text
-        .lines()
-        .filter(|l| !l.contains("http://x/1\"") && !l.contains("\"delete\""))
-        .map(|l| l.replace("\"Two\"", "\"Deux\""))
-        .collect();
-    lines
-        .push(r#"{"template":"DOCUMENT","url":"http://x/9","attributes":{"Title":"Nine"}}"#.into());
-    std::fs::write(&plain, lines.join("\n") + "\n").unwrap();
+    damage_lines(&plain);
     let o = run(
         &[
             "convert",
@@ -224,13 +230,6 @@ fn damage(dir: &Path, target: &Path, to: &str) {
     );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
-
-const DAMAGE: [&str; 4] = [
-    "changed\tFILE\thttp://x/2\tTitle",
-    "deletion_not_applied\tFILE\thttp://x/5",
-    "extra\tDOCUMENT\thttp://x/9",
-    "missing\tFILE\thttp://x/1",
-];
 
 #[test]
 fn parquet_arrow_and_soif_targets_verify_and_show_their_damage() {
@@ -270,22 +269,8 @@ fn truncated_files_do_not_verify() {
         assert_ne!(code(&out), 0, "{to}: {}", stderr(&out));
         assert!(stderr(&out).contains(name), "{to}: {}", stderr(&out));
     }
-    // SOIF cut inside the fourth object: that object and what follows are reported.
-    let dir = tempfile::tempdir().unwrap();
-    let target = convert(dir.path(), "soif", "c.soif");
-    let bytes = std::fs::read(&target).unwrap();
-    let fourth = bytes.windows(10).position(|w| w == b"http://x/4").unwrap();
-    std::fs::write(&target, &bytes[..fourth + 12]).unwrap();
-    let out = verify(dir.path(), &target, &["--list"]);
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert_eq!(
-        listed(&out),
-        [
-            "deletion_not_applied\tFILE\thttp://x/5",
-            "missing\tDOCUMENT\thttp://x/4",
-            "missing\tFILE\thttp://x/5",
-        ]
-    );
+    // SOIF cut inside the fourth object.
+    truncated_in_the_fourth_record("soif", "c.soif", 12);
 }
 
 #[test]
@@ -414,15 +399,7 @@ fn served_catalogs_verify_over_rdm_and_oai_pmh() {
         assert_eq!(code(&out), 0, "{target}: {}", stderr(&out));
         assert!(stderr(&out).contains("4 matched"), "{}", stderr(&out));
     }
-    let conn = rusqlite::Connection::open(&serve.db).unwrap();
-    conn.execute_batch(
-        "DELETE FROM \"FILE\" WHERE url = 'http://x/1';
-         UPDATE \"FILE\" SET \"Title\" = 'Deux' WHERE url = 'http://x/2';
-         INSERT INTO \"DOCUMENT\"(url, soif_datestamp, \"Title\") VALUES ('http://x/9', '2026-11-26T00:00:00Z', 'Nine');
-         INSERT INTO \"FILE\"(url, soif_datestamp, \"Title\") VALUES ('http://x/5', '2026-11-26T00:00:00Z', 'Five');",
-    )
-    .unwrap();
-    drop(conn);
+    damage_catalog(&serve.db);
     for target in [&rdm, &oai] {
         let out = verify(dir.path(), Path::new(target), &["--list"]);
         assert_eq!(code(&out), 3, "{target}: {}", stderr(&out));
@@ -437,4 +414,42 @@ fn served_catalogs_verify_over_rdm_and_oai_pmh() {
         &[],
     );
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+#[test]
+fn with_the_state_only_the_files_taken_are_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir(&dumps).unwrap();
+    std::fs::write(dumps.join("a.soif"), RECORDS).unwrap();
+    let state = dir.path().join("s.state");
+    let db = dir.path().join("c.db");
+    let (d, s, o) = (
+        dumps.to_str().unwrap(),
+        state.to_str().unwrap(),
+        db.to_str().unwrap(),
+    );
+    let out = run(
+        &[
+            "convert", d, "--settle", "0s", "--state", s, "--to", "sqlite", "-o", o, "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A dump that arrived after the run: not in the catalog yet, and not expected.
+    std::fs::write(
+        dumps.join("b.soif"),
+        "@FILE { http://x/8\nTitle{5}:\tEight\n}\n",
+    )
+    .unwrap();
+    let out = run(&["verify", d, "--against", o, "--state", s], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 input files not taken"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["verify", d, "--against", o, "--list"], b"");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "missing\tFILE\thttp://x/8\n");
 }

@@ -168,6 +168,8 @@ def test_phone_width_and_hostile_url_record(site, browser):
 def test_a_facet_narrows_the_list(site, browser):
     """A template's list shows its facets; clicking a host narrows the list to that host's
     records (a stable URL), and clicking it again removes the narrowing."""
+    from test_facets import wait_for_facets
+    wait_for_facets(site + "/web")
     b = browser
     b.get(site + "/web/DOCUMENT")
     no_script_ran(b)

@@ -9,6 +9,8 @@ import csv
 import io
 import json
 import sqlite3
+import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -29,9 +31,24 @@ def catalog(tmp_path_factory):
     return db
 
 
+def wait_for_facets(catalog_url):
+    """The server builds a loaded catalog's facet tables in the background at start; until
+    they are built the facets page answers 503."""
+    for _ in range(600):
+        try:
+            with urllib.request.urlopen(catalog_url + "/-/facets.json", timeout=60):
+                return
+        except urllib.error.HTTPError as e:
+            assert e.code == 503 and e.headers["Retry-After"], e
+            time.sleep(0.1)
+    pytest.fail("the facet tables were never built")
+
+
 @pytest.fixture(scope="module")
 def site(catalog):
-    yield from serve("--db", f"cat={catalog}")
+    for url in serve("--db", f"cat={catalog}"):
+        wait_for_facets(url + "/cat")
+        yield url
 
 
 def get(url):

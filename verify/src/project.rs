@@ -56,12 +56,8 @@ impl Projection {
         let mut e = Entry::new(record.template.clone(), record.url.clone(), record.action);
         match self {
             Projection::Sqlite(charset) => {
-                if record.action == Some(Action::Delete) {
+                if !row_of(record, &mut e)? {
                     return Ok(e);
-                }
-                check_key(record).map_err(|err| format!("{}: {err}", record.location()))?;
-                if record.action != Some(Action::Refresh) {
-                    e.action = None;
                 }
                 for (name, param) in row_values(record, charset) {
                     let (k, v) = cell(&param);
@@ -81,12 +77,8 @@ impl Projection {
                 }
             }
             Projection::Served => {
-                if record.action == Some(Action::Delete) {
+                if !row_of(record, &mut e)? {
                     return Ok(e);
-                }
-                check_key(record).map_err(|err| format!("{}: {err}", record.location()))?;
-                if record.action != Some(Action::Refresh) {
-                    e.action = None;
                 }
                 let mut row = Record::new(record.template.clone(), record.url.clone());
                 for (name, param) in row_values(record, Charset::Utf8) {
@@ -126,6 +118,19 @@ impl Projection {
         }
         Ok(e.finish())
     }
+}
+
+/// A record bound for a catalog's row: false for a deletion (no row); the store's
+/// refusal of a record it cannot key; `@REFRESH` kept (it merges), other actions dropped.
+fn row_of(record: &Record, e: &mut Entry) -> Result<bool, String> {
+    if record.action == Some(Action::Delete) {
+        return Ok(false);
+    }
+    check_key(record).map_err(|err| format!("{}: {err}", record.location()))?;
+    if record.action != Some(Action::Refresh) {
+        e.action = None;
+    }
+    Ok(true)
 }
 
 /// A JSON value of a line's `attributes`: a string's text, anything else compact JSON.

@@ -41,16 +41,34 @@ impl Catalog {
     /// skipped). The rebuild happens once the run has finished, or once its counts have
     /// not moved for [`LOADER_IDLE`] (a loader that was killed leaves its run `running`).
     pub fn ensure_index(&self) -> Result<(), RequestError> {
-        self.keep_up(&KEYWORD_INDEX)
+        self.keep_up(&KEYWORD_INDEX, true)
     }
 
     /// Rebuilds the facet tables (`soif_store::facets`) when a loader has written since
     /// they were last built, under the same rules as [`Catalog::ensure_index`].
     pub fn ensure_facets(&self) -> Result<(), RequestError> {
-        self.keep_up(&FACET_TABLES)
+        self.keep_up(&FACET_TABLES, true)
     }
 
-    fn keep_up(&self, what: &Upkeep) -> Result<(), RequestError> {
+    /// Whether the facet tables hold a complete build to read, after rebuilding them if
+    /// a loader has written since — unless the writer is busy (a rebuild already under
+    /// way, at start say): a page then does not wait for it. The tables may then lag a
+    /// loader's latest writes, as the keyword index does while a load runs. `false` while
+    /// a first build is under way, and for a catalog served read-only without them.
+    pub fn facets_ready(&self) -> Result<bool, RequestError> {
+        match self.keep_up(&FACET_TABLES, false) {
+            Ok(()) => {}
+            Err(RequestError::Unsupported(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        let reader = self.reader()?;
+        let built = facets::indexed_summary(reader.store().connection())
+            .map_err(sql_err(&self.path, "reading soif_meta"))?;
+        Ok(built.is_some())
+    }
+
+    /// Brings `what` up to date; with `wait` false, only if the writer is free at once.
+    fn keep_up(&self, what: &Upkeep, wait: bool) -> Result<(), RequestError> {
         if self.read_only() {
             // Whatever tables the database has are used as they are.
             let reader = self.reader()?;
@@ -79,7 +97,15 @@ impl Catalog {
         if running && !self.loader_idle(&now) {
             return Ok(());
         }
-        let mut writer = self.writer()?;
+        let mut writer = if wait {
+            self.writer()?
+        } else {
+            match self.writer.as_ref().map(|w| w.try_lock()) {
+                Some(Ok(w)) => w,
+                Some(Err(std::sync::TryLockError::WouldBlock)) => return Ok(()),
+                _ => self.writer()?,
+            }
+        };
         let result = (what.rebuild)(&mut writer).map_err(store_err);
         if result.is_err() && writer.in_transaction() {
             let _ = writer.rollback();

@@ -9,15 +9,16 @@
 //! | `/NAME/.well-known/resourcesync` | the same for one catalog (what clients try first) |
 //! | `/NAME/capabilitylist.xml` | the catalog's capabilities |
 //! | `/NAME/resourcelist.xml` (`?part=K`) | every record, as `record.soif` |
-//! | `/NAME/changelist.xml` (`?part=K`) | every record's last change, and every deletion |
+//! | `/NAME/changelist.xml` | the latest changes: records changed, deletions |
 //!
 //! Lists come from the catalog's datestamps (`soif_store::datestamps`): when each record
-//! last changed, and when each deletion happened. A list holds at most `--sitemap-size`
-//! URLs (default and most: 50,000, the sitemaps protocol's limit); a longer one is a
-//! sitemap index of parts `?part=1`, `?part=2`, …, each found by its position without
-//! reading the parts before it. A document streams from the catalog 64 KiB at a time
-//! while one of the client's read slots is held (`--max-reads-per-client`,
-//! `--max-reads`), as `rd-request`s and OAI-PMH lists do.
+//! last changed, and when each deletion happened. A sitemap or resource list holds at
+//! most `--sitemap-size` URLs (default and most: 50,000, the sitemaps protocol's limit); a
+//! longer one is a sitemap index of parts `?part=1`, `?part=2`, …, each found by its
+//! position without reading the parts before it. A document streams from
+//! the catalog 64 KiB at a time while one of the client's read slots is held
+//! (`--max-reads-per-client`, `--max-reads`), as `rd-request`s and OAI-PMH lists do
+//! (`stream`).
 //!
 //! ```text
 //! $ curl http://127.0.0.1:8080/robots.txt
@@ -328,6 +329,86 @@ pub(crate) fn source(
         name: name.to_string(),
         size: state.config().sitemap_size.clamp(1, MAX_SITEMAP_URLS) as u64,
     })
+}
+
+/// How a list of the live records is written: its file (`sitemap.xml`,
+/// `resourcelist.xml`), the ResourceSync lines its root element starts with (`None` for
+/// a plain sitemap), and which form of each record it lists (`""` the page, `".soif"`).
+pub(crate) struct ListShape {
+    pub(crate) file: &'static str,
+    pub(crate) rs: Option<String>,
+    pub(crate) suffix: &'static str,
+}
+
+/// Answers `GET /NAME/FILE` (`?part=K`): the catalog's live records as `shape` says, a
+/// sitemap index of parts when there are more than `--sitemap-size`.
+pub(crate) async fn live_list(
+    state: Arc<AppState>,
+    name: String,
+    client: Option<ClientAddr>,
+    query: Option<String>,
+    headers: HeaderMap,
+    shape: impl FnOnce(&Source) -> ListShape + Send + 'static,
+) -> Response {
+    let src = match source(&state, &name, &headers) {
+        Ok(s) => s,
+        Err(e) => return e.reply(),
+    };
+    let asked = match part_of(query.as_deref()) {
+        Ok(p) => p,
+        Err(m) => return plain(StatusCode::BAD_REQUEST, m),
+    };
+    stream(
+        state,
+        client,
+        "application/xml; charset=utf-8",
+        move |sink| {
+            let parts = src.parts(Listing::Live)?;
+            let part = checked_part(asked, parts)?;
+            let shape = shape(&src);
+            let ns = match shape.rs {
+                Some(_) => format!(" xmlns:rs=\"{RS_NS}\""),
+                None => String::new(),
+            };
+            let mut head = shape.rs.clone().unwrap_or_default();
+            sink.push("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")?;
+            if part.is_none() && parts > 1 {
+                if parts > MAX_SITEMAP_URLS as u64 {
+                    return Err(DocError(
+                        StatusCode::INSUFFICIENT_STORAGE,
+                        format!("the list needs {parts} parts: more than one index holds"),
+                    ));
+                }
+                sink.push(&format!(
+                    "<sitemapindex xmlns=\"{SITEMAP_NS}\"{ns}>\n{head}"
+                ))?;
+                for k in 1..=parts {
+                    sink.push(&format!(
+                        "<sitemap><loc>{}</loc></sitemap>\n",
+                        src.doc(shape.file, Some(k))
+                    ))?;
+                }
+                return sink.push("</sitemapindex>\n");
+            }
+            if shape.rs.is_some() && part.is_some() {
+                head.push_str(&format!(
+                    "<rs:ln rel=\"index\" href=\"{}\"/>\n",
+                    src.doc(shape.file, None)
+                ));
+            }
+            sink.push(&format!("<urlset xmlns=\"{SITEMAP_NS}\"{ns}>\n{head}"))?;
+            src.entries(Listing::Live, part.unwrap_or(1), sink, |e, out| {
+                if let Some(loc) = src.record_loc(e, shape.suffix) {
+                    let ds = &e.datestamp;
+                    out.push_str(&format!(
+                        "<url><loc>{loc}</loc><lastmod>{ds}</lastmod></url>\n"
+                    ));
+                }
+            })?;
+            sink.push("</urlset>\n")
+        },
+    )
+    .await
 }
 
 /// The part a request asks for, checked against how many there are: `Ok(None)` for the

@@ -29,7 +29,7 @@
 //! ```
 
 use super::{
-    checked_part, part_of, plain, public_root, source, stream, DocError, RS_NS, SITEMAP_NS,
+    live_list, public_root, source, stream, DocError, ListShape, Source, RS_NS, SITEMAP_NS,
 };
 use crate::state::{AppState, ClientAddr};
 use axum::extract::{Path, RawQuery, State};
@@ -37,7 +37,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use soif_codecs::rules::text::escape_text;
-use soif_store::datestamps::{earliest, latest, Entry, Listing};
+use soif_store::datestamps::{earliest, latest};
 use std::sync::Arc;
 
 const XML: &str = "application/xml; charset=utf-8";
@@ -57,14 +57,20 @@ fn small(body: String) -> Response {
     ([(header::CONTENT_TYPE, XML)], body).into_response()
 }
 
-fn capability_entry(root: &str, name: &str) -> String {
-    format!(
-        "<url><loc>{}</loc><rs:md capability=\"capabilitylist\"/></url>\n",
-        escape_text(&format!(
-            "{root}/{}/capabilitylist.xml",
-            crate::web::encode_component(name.as_bytes())
-        ))
-    )
+/// A source description naming the capability lists of `names`.
+fn description<'a>(root: &str, names: impl Iterator<Item = &'a str>) -> Response {
+    let mut out = urlset("capability=\"description\"", "");
+    for name in names {
+        out.push_str(&format!(
+            "<url><loc>{}</loc><rs:md capability=\"capabilitylist\"/></url>\n",
+            escape_text(&format!(
+                "{root}/{}/capabilitylist.xml",
+                crate::web::encode_component(name.as_bytes())
+            ))
+        ));
+    }
+    out.push_str("</urlset>\n");
+    small(out)
 }
 
 /// `GET /.well-known/resourcesync`: the source description of every catalog.
@@ -74,12 +80,7 @@ pub async fn source_description(
 ) -> Response {
     state.count_request();
     let root = public_root(&state, &headers);
-    let mut out = urlset("capability=\"description\"", "");
-    for c in state.catalogs() {
-        out.push_str(&capability_entry(&root, c.name()));
-    }
-    out.push_str("</urlset>\n");
-    small(out)
+    description(&root, state.catalogs().iter().map(|c| c.name()))
 }
 
 /// `GET /NAME/.well-known/resourcesync`: the source description of one catalog.
@@ -89,14 +90,10 @@ pub async fn catalog_description(
     headers: HeaderMap,
 ) -> Response {
     state.count_request();
-    let src = match source(&state, &name, &headers) {
-        Ok(s) => s,
-        Err(e) => return e.reply(),
-    };
-    let mut out = urlset("capability=\"description\"", "");
-    out.push_str(&capability_entry(&src.root, &name));
-    out.push_str("</urlset>\n");
-    small(out)
+    match source(&state, &name, &headers) {
+        Ok(src) => description(&src.root, std::iter::once(name.as_str())),
+        Err(e) => e.reply(),
+    }
 }
 
 /// `GET /NAME/capabilitylist.xml`.
@@ -127,13 +124,31 @@ pub async fn capability_list(
 
 /// `GET /NAME/resourcelist.xml` (`?part=K`).
 pub async fn resource_list(
-    state: State<Arc<AppState>>,
-    name: Path<String>,
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
     client: Option<Extension<ClientAddr>>,
-    query: RawQuery,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    list(state, name, client, query, headers).await
+    let client = client.map(|Extension(c)| c);
+    live_list(state, name, client, query, headers, |src| ListShape {
+        file: "resourcelist.xml",
+        rs: Some(format!(
+            "{}<rs:md capability=\"resourcelist\" at=\"{}\"/>\n",
+            up_link(src),
+            now()
+        )),
+        suffix: ".soif",
+    })
+    .await
+}
+
+/// The link from a list to the catalog's capability list.
+fn up_link(src: &Source) -> String {
+    format!(
+        "<rs:ln rel=\"up\" href=\"{}\"/>\n",
+        src.doc("capabilitylist.xml", None)
+    )
 }
 
 /// `GET /NAME/changelist.xml`: the latest `--sitemap-size` changes, oldest first.
@@ -168,10 +183,7 @@ pub async fn change_list(
                 .map_err(read_err)?
                 .unwrap_or_else(|| until.clone())
         };
-        let up = format!(
-            "<rs:ln rel=\"up\" href=\"{}\"/>\n",
-            src.doc("capabilitylist.xml", None)
-        );
+        let up = up_link(&src);
         sink.push(&urlset(
             &format!("capability=\"changelist\" from=\"{from}\" until=\"{until}\""),
             &up,
@@ -205,64 +217,4 @@ fn next_second(stamp: &str) -> String {
                 .to_string()
         })
         .unwrap_or_else(|_| stamp.to_string())
-}
-
-/// The resource list, or one of its parts.
-async fn list(
-    State(state): State<Arc<AppState>>,
-    Path(name): Path<String>,
-    client: Option<Extension<ClientAddr>>,
-    RawQuery(query): RawQuery,
-    headers: HeaderMap,
-) -> Response {
-    let src = match source(&state, &name, &headers) {
-        Ok(s) => s,
-        Err(e) => return e.reply(),
-    };
-    let asked = match part_of(query.as_deref()) {
-        Ok(p) => p,
-        Err(m) => return plain(StatusCode::BAD_REQUEST, m),
-    };
-    let client = client.map(|Extension(c)| c);
-    stream(state, client, XML, move |sink| {
-        let parts = src.parts(Listing::Live)?;
-        let part = checked_part(asked, parts)?;
-        let file = "resourcelist.xml";
-        let up = format!(
-            "<rs:ln rel=\"up\" href=\"{}\"/>\n",
-            src.doc("capabilitylist.xml", None)
-        );
-        let md = format!("capability=\"resourcelist\" at=\"{}\"", now());
-        if part.is_none() && parts > 1 {
-            sink.push(&format!(
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex \
-                 xmlns=\"{SITEMAP_NS}\" xmlns:rs=\"{RS_NS}\">\n{up}<rs:md {md}/>\n"
-            ))?;
-            for k in 1..=parts {
-                sink.push(&format!(
-                    "<sitemap><loc>{}</loc></sitemap>\n",
-                    src.doc(file, Some(k))
-                ))?;
-            }
-            return sink.push("</sitemapindex>\n");
-        }
-        let mut links = up;
-        if part.is_some() {
-            links.push_str(&format!(
-                "<rs:ln rel=\"index\" href=\"{}\"/>\n",
-                src.doc(file, None)
-            ));
-        }
-        sink.push(&urlset(&md, &links))?;
-        src.entries(Listing::Live, part.unwrap_or(1), sink, |e: &Entry, out| {
-            if let Some(loc) = src.record_loc(e, ".soif") {
-                let ds = &e.datestamp;
-                out.push_str(&format!(
-                    "<url><loc>{loc}</loc><lastmod>{ds}</lastmod></url>\n"
-                ));
-            }
-        })?;
-        sink.push("</urlset>\n")
-    })
-    .await
 }

@@ -13,14 +13,12 @@
 //! </urlset>
 //! ```
 
-use super::{checked_part, part_of, plain, public_root, source, stream, DocError, SITEMAP_NS};
-use crate::config::MAX_SITEMAP_URLS;
+use super::{live_list, public_root, ListShape};
 use crate::state::{AppState, ClientAddr};
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use soif_store::datestamps::Listing;
 use std::sync::Arc;
 
 /// `GET /robots.txt`: every path may be crawled but RDM's; each catalog's sitemap.
@@ -45,50 +43,11 @@ pub async fn sitemap(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let src = match source(&state, &name, &headers) {
-        Ok(s) => s,
-        Err(e) => return e.reply(),
-    };
-    let asked = match part_of(query.as_deref()) {
-        Ok(p) => p,
-        Err(m) => return plain(StatusCode::BAD_REQUEST, m),
-    };
     let client = client.map(|Extension(c)| c);
-    stream(
-        state,
-        client,
-        "application/xml; charset=utf-8",
-        move |sink| {
-            let parts = src.parts(Listing::Live)?;
-            let part = checked_part(asked, parts)?;
-            sink.push("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")?;
-            if part.is_none() && parts > 1 {
-                if parts > MAX_SITEMAP_URLS as u64 {
-                    return Err(DocError(
-                        StatusCode::INSUFFICIENT_STORAGE,
-                        format!("the catalog needs {parts} sitemaps: more than one index holds"),
-                    ));
-                }
-                sink.push(&format!("<sitemapindex xmlns=\"{SITEMAP_NS}\">\n"))?;
-                for k in 1..=parts {
-                    sink.push(&format!(
-                        "<sitemap><loc>{}</loc></sitemap>\n",
-                        src.doc("sitemap.xml", Some(k))
-                    ))?;
-                }
-                return sink.push("</sitemapindex>\n");
-            }
-            sink.push(&format!("<urlset xmlns=\"{SITEMAP_NS}\">\n"))?;
-            src.entries(Listing::Live, part.unwrap_or(1), sink, |e, out| {
-                if let Some(loc) = src.record_loc(e, "") {
-                    out.push_str(&format!(
-                        "<url><loc>{loc}</loc><lastmod>{}</lastmod></url>\n",
-                        e.datestamp
-                    ));
-                }
-            })?;
-            sink.push("</urlset>\n")
-        },
-    )
+    live_list(state, name, client, query, headers, |_| ListShape {
+        file: "sitemap.xml",
+        rs: None,
+        suffix: "",
+    })
     .await
 }

@@ -280,13 +280,12 @@ pub(crate) fn views(
 }
 
 /// The counts of the shown facets over exactly the narrowed records (from the count
-/// table). `fixed` facets (a template list's template) are not shown.
+/// table; check [`facets_available`] first). `fixed` facets (a template list's template) are not shown.
 pub(crate) fn indexed_counts(
     catalog: &Catalog,
     q: &FacetQuery,
     fixed: &[Facet],
 ) -> Result<Vec<FacetCounts>, WebError> {
-    catalog.ensure_facets()?;
     let r = catalog.read(|s| -> rusqlite::Result<Vec<FacetCounts>> {
         q.shown
             .iter()
@@ -297,14 +296,23 @@ pub(crate) fn indexed_counts(
     r.map_err(|e| internal(catalog, "counting facets", e))
 }
 
-/// Whether the catalog has facet tables (brought up to date first). A catalog served
-/// read-only that was never served writable has none: its pages show no facets.
+/// Whether the catalog's facet tables can be read ([`Catalog::facets_ready`]): when not,
+/// pages show no facets.
 pub(crate) fn facets_available(catalog: &Catalog) -> Result<bool, WebError> {
-    match catalog.ensure_facets() {
-        Ok(()) => Ok(true),
-        Err(RequestError::Unsupported(_)) => Ok(false),
-        Err(e) => Err(e.into()),
-    }
+    Ok(catalog.facets_ready()?)
+}
+
+/// The refusal of a narrowing that needs the facet tables when they cannot be read.
+pub(crate) fn facets_missing(catalog: &Catalog) -> WebError {
+    let why = if catalog.read_only() {
+        "it is served read-only and has none"
+    } else {
+        "they are being built"
+    };
+    WebError::Request(RequestError::Busy(format!(
+        "catalog {} cannot narrow by facets now: {why}",
+        catalog.name()
+    )))
 }
 
 fn internal(catalog: &Catalog, what: &str, e: rusqlite::Error) -> WebError {
@@ -342,14 +350,13 @@ impl Tally {
 }
 
 /// The narrowed records from `offset` on, at most `limit`, in `(template, url)` order,
-/// read through the facet tables.
+/// read through the facet tables (check [`facets_available`] first).
 pub(crate) fn narrowed_records(
     catalog: &Catalog,
     narrowing: &Narrowing,
     offset: u64,
     limit: u64,
 ) -> Result<Vec<Record>, WebError> {
-    catalog.ensure_facets()?;
     catalog.read(|s| -> Result<Vec<Record>, WebError> {
         let keys = store::page(s.connection(), narrowing, offset, limit)
             .map_err(|e| internal(catalog, "reading the facet tables", e))?;
@@ -421,6 +428,9 @@ pub async fn facets_page(
         let q = FacetQuery::parse(&params)?;
         let base = format!("/{}", encode_str(&name));
         let here = format!("{base}/-/facets");
+        if !facets_available(&catalog)? {
+            return Err(facets_missing(&catalog));
+        }
         let counts = indexed_counts(&catalog, &q, &[])?;
         match format {
             Format::Csv => csv_reply(&views(&q, &here, counts, true)),
@@ -480,6 +490,19 @@ pub(crate) fn narrowing_query(n: &Narrowing) -> String {
         })
         .collect::<Vec<_>>()
         .join("&")
+}
+
+/// The narrowing as form fields, so that submitting the search form again keeps it
+/// (a value that is not UTF-8 cannot be a form field's value and is left out).
+pub(crate) fn hidden_fields(n: &Narrowing) -> Vec<(String, String)> {
+    n.0.iter()
+        .filter_map(|(f, v)| match v {
+            Some(v) => std::str::from_utf8(v)
+                .ok()
+                .map(|v| (f.name().to_string(), v.to_string())),
+            None => Some((isnull_param(*f), "1".to_string())),
+        })
+        .collect()
 }
 
 fn raw_query(q: &FacetQuery) -> String {

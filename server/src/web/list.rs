@@ -1,7 +1,8 @@
 //! A template's records (`/NAME/TEMPLATE`), a page at a time.
 
 use super::facets::{
-    facets_available, indexed_counts, narrowed_records, narrowing_query, views, FacetQuery,
+    facets_available, facets_missing, indexed_counts, narrowed_records, narrowing_query, views,
+    FacetQuery,
 };
 use super::page::{
     catalog_of, data_form, encode_component, encode_str, guarded, Crumb, Params, WebError,
@@ -64,9 +65,7 @@ pub async fn list_page(
             records.truncate(PAGE_SIZE as usize);
             (records, more)
         } else {
-            return Err(WebError::Request(RequestError::Unsupported(format!(
-                "catalog {name} is served read-only and has no facet tables to narrow by"
-            ))));
+            return Err(facets_missing(&catalog));
         };
         let tpl = String::from_utf8_lossy(&template).into_owned();
         let here = format!("{base}/{}", encode_component(&template));
@@ -106,6 +105,7 @@ pub async fn list_page(
             row,
             error: None,
             facets,
+            hidden: Vec::new(),
         })
     })
     .await

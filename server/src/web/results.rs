@@ -111,6 +111,8 @@ pub(crate) struct ListReply<'a, F: Fn(u64) -> String> {
     pub(crate) error: Option<String>,
     /// The facets of the listed records (`None`: the catalog has no facet tables).
     pub(crate) facets: Option<Vec<FacetView>>,
+    /// Query pairs the search form keeps as hidden fields (the facets' narrowing).
+    pub(crate) hidden: Vec<(String, String)>,
 }
 
 pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Response, WebError> {
@@ -164,7 +166,7 @@ pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Re
             crumbs => l.crumbs, data_href, show_score, show_template => l.form.is_some(),
             show_form => l.form.is_some(), form => l.form.unwrap_or_default(),
             catalog => l.catalog, search_action => l.row.search_href, templates => l.row.templates,
-            error => l.error, facets, version => env!("CARGO_PKG_VERSION"),
+            error => l.error, facets, hidden => l.hidden, version => env!("CARGO_PKG_VERSION"),
         },
     )?))
 }

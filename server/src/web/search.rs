@@ -2,7 +2,8 @@
 //! field and a date, run a page at a time.
 
 use super::facets::{
-    facets_available, indexed_counts, narrowed_records, narrowing_query, views, FacetQuery, Tally,
+    facets_available, hidden_fields, indexed_counts, narrowed_records, narrowing_query, views,
+    FacetQuery, Tally,
 };
 use super::page::{catalog_of, encode_str, guarded, Crumb, Params, WebError, PAGE_SIZE};
 use super::results::{list_reply, ListReply, SearchForm};
@@ -233,6 +234,7 @@ pub async fn search_page(
             row,
             error: None,
             facets,
+            hidden: hidden_fields(&fq.narrowing.without(Facet::Template)),
         })
     })
     .await

@@ -53,6 +53,15 @@ fn soif() -> Vec<u8> {
     out
 }
 
+/// Loads the records as `soif convert --to sqlite` does (the server is not told).
+fn load(path: &std::path::Path) {
+    let mut loader = soif_store::Loader::open(path, Default::default(), 100, &[]).unwrap();
+    for r in records(&soif()) {
+        loader.write(&r).unwrap();
+    }
+    loader.finish().unwrap();
+}
+
 async fn start() -> Server {
     let server = Server::start(&["catalog"], Some(TOKEN)).await;
     let r = submit(&server, None, &soif()).await;
@@ -290,19 +299,72 @@ async fn submissions_keep_the_counts() {
 #[tokio::test]
 async fn a_loaded_catalog_gets_its_facets() {
     // A catalog written by a loader (the sqlite sink) before the server starts.
-    let server = Server::start_with(&["loaded"], None, |config| {
-        let path = &config.catalogs[0].1;
-        let mut loader = soif_store::Loader::open(path, Default::default(), 100, &[]).unwrap();
-        for r in records(&soif()) {
-            loader.write(&r).unwrap();
+    let server = Server::start_with(&["loaded"], None, |config| load(&config.catalogs[0].1)).await;
+    // The facet tables are built in the background at start; until then the facets
+    // page answers 503 (Retry-After) and the lists show no facets.
+    let mut tries = 0;
+    let j = loop {
+        let r = reqwest::get(format!(
+            "{}/loaded/-/facets.json?_facet=template",
+            server.base
+        ))
+        .await
+        .unwrap();
+        if r.status() == 200 {
+            break serde_json::from_slice::<Value>(&r.bytes().await.unwrap()).unwrap();
         }
-        loader.finish().unwrap();
-    })
-    .await;
-    let j = get_json(&server, "/loaded/-/facets.json?_facet=template").await;
+        assert_eq!(r.status(), 503);
+        assert_eq!(r.headers()["retry-after"], "1");
+        tries += 1;
+        assert!(tries < 300, "the facet tables were never built");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     assert_eq!(
         pairs(&j["facets"], "template"),
         [(json!("FILE"), 6), (json!("DOCUMENT"), 3)]
     );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_read_only_catalog_without_facet_tables_shows_none() {
+    let server = Server::start_with(&["plain"], None, |config| {
+        load(&config.catalogs[0].1);
+        config.read_only = true;
+    })
+    .await;
+    // The list is served, without facets; a narrowing is refused for now (503).
+    let j = get_json(&server, "/plain/FILE.json").await;
+    assert_eq!(j["facets"], Value::Null);
+    assert_eq!(j["rows"].as_array().unwrap().len(), 6);
+    let (status, _, body) = get_text(&server, "/plain/FILE.json?type=Text").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("served read-only"), "{body}");
+    let (status, _, _) = get_text(&server, "/plain/-/facets.json").await;
+    assert_eq!(status, 503);
+    // A search narrowing reads the records instead.
+    let j = get_json(&server, "/plain/-/search.json?template=FILE").await;
+    assert_eq!(j["rows"].as_array().unwrap().len(), 6);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_search_form_keeps_the_narrowing() {
+    let server = start().await;
+    let (_, _, html) = get_text(
+        &server,
+        "/catalog/-/search?q=okapi&type=HTML&year__isnull=1",
+    )
+    .await;
+    assert!(
+        html.contains("<input type=\"hidden\" name=\"type\" value=\"HTML\">"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<input type=\"hidden\" name=\"year__isnull\" value=\"1\">"),
+        "{html}"
+    );
+    let (_, _, html) = get_text(&server, "/catalog").await;
+    assert!(html.contains(&href_attr("/catalog/-/facets")), "{html}");
     server.stop().await;
 }

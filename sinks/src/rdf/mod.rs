@@ -54,7 +54,8 @@ impl Syntax {
         }
     }
 
-    fn format(self) -> RdfFormat {
+    /// The format's `oxrdfio` name (to parse an output back, as the tests do).
+    pub fn rdf_format(self) -> RdfFormat {
         match self {
             Syntax::NTriples => RdfFormat::NTriples,
             Syntax::Turtle => RdfFormat::Turtle,
@@ -77,7 +78,7 @@ pub struct RdfSink<W: Write + Send> {
 impl<W: Write + Send> RdfSink<W> {
     /// A sink writing `syntax` to `out`.
     pub fn new(out: W, syntax: Syntax) -> RdfSink<W> {
-        let mut serializer = RdfSerializer::from_format(syntax.format());
+        let mut serializer = RdfSerializer::from_format(syntax.rdf_format());
         if syntax != Syntax::NTriples {
             for (name, iri) in PREFIXES {
                 serializer = serializer
@@ -188,7 +189,7 @@ mod tests {
     /// The triples, blank nodes named by their subject's `soif:template` so that graphs
     /// from different parsers compare (each record has at most one blank subject here).
     fn parse(syntax: Syntax, bytes: &[u8]) -> BTreeSet<String> {
-        let triples: Vec<Triple> = RdfParser::from_format(syntax.format())
+        let triples: Vec<Triple> = RdfParser::from_format(syntax.rdf_format())
             .for_slice(bytes)
             .map(|q| {
                 let q = q.unwrap_or_else(|e| {

@@ -6,7 +6,7 @@ use crate::common;
 
 use base64::Engine as _;
 use oxrdf::{NamedOrBlankNode, Term, Triple};
-use oxrdfio::{RdfFormat, RdfParser};
+use oxrdfio::RdfParser;
 use soif_codecs::{Record, Value};
 use soif_pipeline::Sink;
 use soif_sinks::rdf::mapping::{Mapping, DCTERMS, SOIF};
@@ -31,19 +31,8 @@ fn write(syntax: Syntax, records: &[Record]) -> Vec<u8> {
     out
 }
 
-fn format(syntax: Syntax) -> RdfFormat {
-    match syntax {
-        Syntax::NTriples => RdfFormat::NTriples,
-        Syntax::Turtle => RdfFormat::Turtle,
-        Syntax::JsonLd => RdfFormat::JsonLd {
-            profile: oxjsonld::JsonLdProfile::Streaming.into(),
-        },
-        Syntax::RdfXml => RdfFormat::RdfXml,
-    }
-}
-
 fn parse(syntax: Syntax, bytes: &[u8]) -> Vec<Triple> {
-    RdfParser::from_format(format(syntax))
+    RdfParser::from_format(syntax.rdf_format())
         .for_slice(bytes)
         .map(|q| {
             let q = q.unwrap_or_else(|e| {
