@@ -2,7 +2,8 @@
 //! `rdm` sink to a catalog server, the `sparql` sink to a SPARQL Update endpoint).
 //!
 //! A [`Poster`] owns the HTTP client and sends one request body again and again until the
-//! server stores it, refuses it, or [`RETRIES`] retries have failed:
+//! server stores it, refuses it, or [`RETRIES`] retries have failed (or a short sequence
+//! of requests, [`Poster::post_all`], sent again from its first whenever one fails):
 //! - a connection error, a broken-off exchange or an HTTP 5xx is retried with exponential
 //!   backoff (0.25 s, 0.5 s, 1 s, … capped at [`MAX_BACKOFF`]);
 //! - a `429 Too Many Requests` or `503 Service Unavailable` is retried after the reply's
@@ -75,6 +76,8 @@ pub enum Attempt {
 /// A server's reply, for a sink to judge.
 #[derive(Debug)]
 pub struct Reply {
+    /// The URL the request went to.
+    pub url: String,
     pub status: reqwest::StatusCode,
     /// The `Content-Type` header, as text.
     pub content_type: Option<String>,
@@ -240,9 +243,29 @@ impl Poster {
         request: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
         judge: impl Fn(&Reply) -> Attempt,
     ) -> Result<(), Failure> {
+        self.post_all(what, &[&request], judge)
+    }
+
+    /// Sends the requests `steps` build, in order, each once `judge` has said the one
+    /// before is [`Attempt::Done`]. An attempt that must be retried sends the whole
+    /// sequence again from its first request (so a step that undoes what a half-done
+    /// later step may have left, such as dropping graphs before loading them, is redone
+    /// too); a refusal stops it.
+    pub fn post_all(
+        &mut self,
+        what: &str,
+        steps: &[&dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder],
+        judge: impl Fn(&Reply) -> Attempt,
+    ) -> Result<(), Failure> {
         let mut attempt = 0u32;
         loop {
-            let outcome = self.rt.block_on(send(request(&self.client), &judge));
+            let mut outcome = Attempt::Done;
+            for step in steps {
+                outcome = self.rt.block_on(send(step(&self.client), &judge));
+                if outcome != Attempt::Done {
+                    break;
+                }
+            }
             match outcome {
                 Attempt::Done => return Ok(()),
                 Attempt::Refused(m) => return Err(Failure::Refused(m)),
@@ -288,6 +311,7 @@ async fn send(request: reqwest::RequestBuilder, judge: impl Fn(&Reply) -> Attemp
         Err(e) => return Attempt::Retry(error_chain(&e), None),
     };
     let status = resp.status();
+    let url = resp.url().to_string();
     let retry_after = resp
         .headers()
         .get(reqwest::header::RETRY_AFTER)
@@ -322,6 +346,7 @@ async fn send(request: reqwest::RequestBuilder, judge: impl Fn(&Reply) -> Attemp
         }
     }
     judge(&Reply {
+        url,
         status,
         content_type,
         body,
@@ -337,6 +362,7 @@ mod tests {
 
     fn reply(status: StatusCode, retry_after: Option<Duration>) -> Reply {
         Reply {
+            url: "http://127.0.0.1/".into(),
             status,
             content_type: None,
             body: Vec::new(),

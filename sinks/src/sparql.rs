@@ -30,7 +30,16 @@
 //!
 //! A record whose URL is already in the pending batch sends the batch first, so the
 //! drops-then-inserts order is the records' order. A batch holds at most `--batch-size`
-//! records (default [`DEFAULT_BATCH_RECORDS`]) and [`MAX_BATCH_BYTES`] of update text.
+//! records (default [`DEFAULT_BATCH_RECORDS`]) and [`MAX_BATCH_BYTES`] of text.
+//!
+//! **Loading through the Graph Store.** With `--graph-store URL` (a store's endpoint that
+//! takes a POST of N-Quads and adds them, Oxigraph's `/store`) a batch is two requests
+//! instead: the drops alone to the Update endpoint, then the records' triples as
+//! N-Quads, each in its record's graph, POSTed to that URL. A store parses N-Quads much
+//! faster than an `INSERT DATA`, and Oxigraph loads a POST to
+//! `/store?no_transaction` with its bulk loader (docs/linked-data.md,
+//! docs/performance.md#loading-a-sparql-store). A retry sends both again, drops first,
+//! so a load broken off half-way is dropped before it is sent again.
 //!
 //! **What counts as stored.** A batch is stored when the endpoint answers it with a 2xx
 //! (the protocol's success); only then are its records counted ([`Sink::stored`]). A
@@ -62,16 +71,22 @@ pub struct Config {
     pub token: Option<String>,
     /// Records per request (default [`DEFAULT_BATCH_RECORDS`]).
     pub batch_size: Option<usize>,
+    /// Where the triples are POSTed as N-Quads (see the module doc), when not in the
+    /// update.
+    pub graph_store: Option<String>,
 }
 
 /// The SPARQL 1.1 Protocol's media type of an update sent as the POST body.
 const UPDATE_CONTENT_TYPE: &str = "application/sparql-update";
 
+/// The media type of a Graph Store load.
+const NQUADS_CONTENT_TYPE: &str = "application/n-quads";
+
 /// Records per request unless `--batch-size` says otherwise.
 pub const DEFAULT_BATCH_RECORDS: usize = 1000;
 
-/// The most update text one request carries (a batch is sent earlier when it reaches
-/// this).
+/// The most text (update, or N-Quads) one batch carries: a batch is sent earlier when it
+/// reaches this.
 pub const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// The longest part of a refusal's body quoted in the error.
@@ -95,12 +110,15 @@ pub fn graph_iri(url: &[u8]) -> String {
     format!("{URL_GRAPH}{}", percent_encode(url, KEEP))
 }
 
-/// One request's update text, built record by record (see the module doc).
+/// One batch's text, built record by record (see the module doc): an update, or (for a
+/// Graph Store load) the drops and the N-Quads apart.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// Whether the triples are N-Quads lines for a Graph Store load.
+    quads: bool,
     /// `DROP SILENT GRAPH <g> ;` lines.
     drops: Vec<u8>,
-    /// The `GRAPH <g> { … }` blocks of the records not deleted.
+    /// The `GRAPH <g> { … }` blocks of the records not deleted, or their N-Quads.
     inserts: Vec<u8>,
     /// The graphs in the batch, so that a record seen twice sends the batch first.
     graphs: HashSet<String>,
@@ -109,6 +127,16 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// An empty batch for a Graph Store load: [`Batch::add`]'s `triples` writes N-Quads
+    /// lines in the record's graph, [`Batch::update`] holds the drops only and
+    /// [`Batch::quads`] the triples.
+    pub fn of_quads() -> Batch {
+        Batch {
+            quads: true,
+            ..Batch::default()
+        }
+    }
+
     /// Records in the batch.
     pub fn len(&self) -> usize {
         self.records
@@ -130,12 +158,15 @@ impl Batch {
     }
 
     /// Adds a record: its graph dropped, then (unless it is a deletion) refilled with the
-    /// triples `triples` writes as N-Triples lines.
+    /// triples `triples` writes as N-Triples lines (N-Quads lines in `graph` for a batch
+    /// [`Batch::of_quads`]).
     pub fn add(&mut self, graph: &str, deleted: bool, triples: impl FnOnce(&mut Vec<u8>)) {
         self.drops.extend_from_slice(b"DROP SILENT GRAPH <");
         self.drops.extend_from_slice(graph.as_bytes());
         self.drops.extend_from_slice(b"> ;\n");
-        if !deleted {
+        if !deleted && self.quads {
+            triples(&mut self.inserts);
+        } else if !deleted {
             self.inserts.extend_from_slice(b"GRAPH <");
             self.inserts.extend_from_slice(graph.as_bytes());
             self.inserts.extend_from_slice(b"> {\n");
@@ -146,11 +177,12 @@ impl Batch {
         self.records += 1;
     }
 
-    /// The request's body: the drops, then one `INSERT DATA` of the graphs.
+    /// The update request's body: the drops, then one `INSERT DATA` of the graphs (the
+    /// drops alone for a batch [`Batch::of_quads`]).
     pub fn update(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.bytes() + 32);
         out.extend_from_slice(&self.drops);
-        if self.inserts.is_empty() {
+        if self.inserts.is_empty() || self.quads {
             // No insert: end on the last drop (a trailing `;` is allowed, but some
             // servers have refused it).
             while out.last().is_some_and(|b| b" ;\n".contains(b)) {
@@ -163,6 +195,12 @@ impl Batch {
             out.extend_from_slice(b"}\n");
         }
         out
+    }
+
+    /// The N-Quads of a batch [`Batch::of_quads`] (none when every record in it is a
+    /// deletion).
+    pub fn quads(&self) -> Option<&[u8]> {
+        (self.quads && !self.inserts.is_empty()).then_some(&self.inserts[..])
     }
 
     /// Empties the batch, keeping its buffers.
@@ -178,15 +216,29 @@ impl Batch {
 #[derive(Debug)]
 pub struct SparqlSink {
     endpoint: String,
+    /// Where the triples are POSTed as N-Quads, when not in the update.
+    graph_store: Option<String>,
     token: Option<Bearer>,
     batch_size: usize,
     poster: Poster,
     batch: Batch,
     mapping: Mapping,
-    /// One record's triples as N-Triples lines, reused.
+    /// One record's triples as N-Triples (or N-Quads) lines, reused.
     triples: Vec<u8>,
     /// Records stored (the endpoint answered their batch with a 2xx).
     sent: u64,
+}
+
+/// `url` if it is an http(s) URL; else the error names it as the sink's `what`.
+fn http_url(url: &str, what: &str, example: &str) -> Result<String, Error> {
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(Error::Config(format!(
+            "sparql {url:?}: expected the http(s):// URL of {what} (e.g. {example})"
+        )));
+    }
+    reqwest::Url::parse(url).map_err(|e| Error::Config(format!("sparql {url:?}: {e}")))?;
+    Ok(url.to_string())
 }
 
 impl SparqlSink {
@@ -196,17 +248,13 @@ impl SparqlSink {
         token: Option<String>,
         batch_size: usize,
     ) -> Result<SparqlSink, Error> {
-        let lower = endpoint.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "sparql output {endpoint:?}: expected the http(s):// URL of a SPARQL Update \
-                 endpoint (e.g. http://localhost:7878/update)"
-            )));
-        }
-        reqwest::Url::parse(endpoint)
-            .map_err(|e| Error::Config(format!("sparql output {endpoint:?}: {e}")))?;
         Ok(SparqlSink {
-            endpoint: endpoint.to_string(),
+            endpoint: http_url(
+                endpoint,
+                "a SPARQL Update endpoint",
+                "http://localhost:7878/update",
+            )?,
+            graph_store: None,
             token: Bearer::new(token),
             batch_size: batch_size.max(1),
             // A redirected POST may come back as a GET: refuse instead (the 3xx names
@@ -217,6 +265,18 @@ impl SparqlSink {
             triples: Vec::new(),
             sent: 0,
         })
+    }
+
+    /// Loads the triples by POSTing them as N-Quads to `url` (see the module doc); the
+    /// Update endpoint then only drops graphs.
+    pub fn with_graph_store(mut self, url: &str) -> Result<SparqlSink, Error> {
+        self.graph_store = Some(http_url(
+            url,
+            "a Graph Store endpoint taking N-Quads",
+            "http://localhost:7878/store",
+        )?);
+        self.batch = Batch::of_quads();
+        Ok(self)
     }
 
     /// Sets the first retry's wait (tests use a short one).
@@ -235,20 +295,31 @@ impl SparqlSink {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let body = Bytes::from(self.batch.update());
+        let update = Bytes::from(self.batch.update());
+        let quads = self.batch.quads().map(Bytes::copy_from_slice);
         let (endpoint, token) = (&self.endpoint, self.token.as_ref());
+        let post = |url, content_type, body| request(url, content_type, body, token);
+        let drop_then_update = post(endpoint, UPDATE_CONTENT_TYPE, &update);
+        let load = match (&self.graph_store, &quads) {
+            (Some(store), Some(quads)) => Some(post(store, NQUADS_CONTENT_TYPE, quads)),
+            _ => None,
+        };
+        let mut steps: Vec<&dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder> =
+            vec![&drop_then_update];
+        if let Some(load) = &load {
+            steps.push(load);
+        }
         let n = self.batch.len();
-        let sent = self.poster.post(
-            &format!("the batch of {n} records"),
-            |client| {
-                let req = client
-                    .post(endpoint)
-                    .header(reqwest::header::CONTENT_TYPE, UPDATE_CONTENT_TYPE)
-                    .body(body.clone());
-                Bearer::authorize(token, req)
-            },
-            judge,
-        );
+        // With two endpoints, a failure names the one it came from.
+        let two = self.graph_store.is_some();
+        let judge = |reply: &Reply| match judge(reply) {
+            Attempt::Retry(m, wait) if two => Attempt::Retry(format!("{}: {m}", reply.url), wait),
+            Attempt::Refused(m) if two => Attempt::Refused(format!("{}: {m}", reply.url)),
+            a => a,
+        };
+        let sent = self
+            .poster
+            .post_all(&format!("the batch of {n} records"), &steps, judge);
         let stored = self.sent;
         let failed = |m: String| {
             Error::Fatal(format!(
@@ -272,6 +343,22 @@ impl SparqlSink {
     }
 }
 
+/// A POST of `body` to `url` (with the token, when there is one), built for each attempt.
+fn request<'a>(
+    url: &'a str,
+    content_type: &'static str,
+    body: &'a Bytes,
+    token: Option<&'a Bearer>,
+) -> impl Fn(&reqwest::Client) -> reqwest::RequestBuilder + 'a {
+    move |client| {
+        let req = client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, content_type)
+            .body(body.clone());
+        Bearer::authorize(token, req)
+    }
+}
+
 /// What a reply says about a batch: any 2xx is the protocol's success.
 fn judge(reply: &Reply) -> Attempt {
     if reply.status.is_success() {
@@ -280,7 +367,7 @@ fn judge(reply: &Reply) -> Attempt {
     if reply.status.is_redirection() {
         let to = reply.location.as_deref().unwrap_or("(no Location)");
         return reply.failure(format!(
-            "redirected to {to}: give the SPARQL Update endpoint's own URL"
+            "redirected to {to}: give the endpoint's own URL"
         ));
     }
     let text = String::from_utf8_lossy(&reply.body);
@@ -315,9 +402,11 @@ impl Sink for SparqlSink {
         if !deleted {
             self.triples.clear();
             let out = &mut self.triples;
-            self.mapping
-                .record(record, |t| writeln!(out, "{t} ."))
-                .map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
+            let written = match self.graph_store {
+                None => self.mapping.record(record, |t| writeln!(out, "{t} .")),
+                Some(_) => self.mapping.record(record, |t| writeln!(out, "{t} <{graph}> .")),
+            };
+            written.map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
         }
         let triples = &self.triples;
         self.batch
@@ -383,6 +472,49 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_store_batch_keeps_the_drops_and_the_quads_apart() {
+        let mut b = Batch::of_quads();
+        b.add("http://a/", false, |o| {
+            o.extend_from_slice(b"<http://a/> <http://p/> \"A\" <http://a/> .\n")
+        });
+        b.add("http://b/", true, |_| {
+            unreachable!("a deletion has no triples")
+        });
+        assert_eq!(
+            text(&b),
+            "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/>\n"
+        );
+        assert_eq!(
+            b.quads(),
+            Some(&b"<http://a/> <http://p/> \"A\" <http://a/> .\n"[..])
+        );
+        b.clear();
+        b.add("http://b/", true, |_| {});
+        assert_eq!(b.quads(), None, "nothing to load");
+        assert_eq!(Batch::default().quads(), None);
+    }
+
+    #[test]
+    fn a_graph_store_sink_writes_each_triple_in_its_record_graph() {
+        let mut sink = SparqlSink::new("http://127.0.0.1:9/update", None, 10)
+            .unwrap()
+            .with_graph_store("http://127.0.0.1:9/store")
+            .unwrap();
+        sink.write(&Record::new("FILE", "http://h/a").with("Title", "A"))
+            .unwrap();
+        let quads = String::from_utf8(sink.batch.quads().unwrap().to_vec()).unwrap();
+        assert!(
+            quads.contains("<http://h/a> <http://purl.org/dc/terms/title> \"A\" <http://h/a> .\n"),
+            "{quads}"
+        );
+        assert!(quads.lines().all(|l| l.ends_with(" <http://h/a> .")), "{quads}");
+        assert!(SparqlSink::new("http://127.0.0.1:9/update", None, 10)
+            .unwrap()
+            .with_graph_store("store.nq")
+            .is_err());
+    }
+
+    #[test]
     fn a_batch_of_deletions_only_ends_on_its_last_drop() {
         let mut b = Batch::default();
         b.add("http://a/", true, |_| {});
@@ -395,6 +527,7 @@ mod tests {
 
     fn reply(status: StatusCode, body: &str) -> Reply {
         Reply {
+            url: "http://127.0.0.1/update".into(),
             status,
             content_type: Some("text/plain".into()),
             body: body.as_bytes().to_vec(),
@@ -429,8 +562,8 @@ mod tests {
         assert_eq!(
             judge(&moved),
             Attempt::Refused(
-                "HTTP 301 Moved Permanently: redirected to https://h/update: give the SPARQL \
-                 Update endpoint's own URL"
+                "HTTP 301 Moved Permanently: redirected to https://h/update: give the \
+                 endpoint's own URL"
                     .into()
             )
         );
