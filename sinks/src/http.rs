@@ -174,6 +174,8 @@ pub struct Poster {
     base_backoff: Duration,
     retried: u64,
     notices: Vec<String>,
+    /// The status of the last reply, if the last attempt had one.
+    last_status: Option<reqwest::StatusCode>,
 }
 
 impl std::fmt::Debug for Poster {
@@ -215,6 +217,7 @@ impl Poster {
             base_backoff: Duration::from_millis(250),
             retried: 0,
             notices: Vec::new(),
+            last_status: None,
         })
     }
 
@@ -227,6 +230,13 @@ impl Poster {
     /// Failed attempts that were retried.
     pub fn retried(&self) -> u64 {
         self.retried
+    }
+
+    /// The HTTP status of the last reply [`Poster::post`] received (`None` when its
+    /// last attempt had none: a connection error): what a sink reads to tell a refused
+    /// request from a refusing endpoint.
+    pub fn last_status(&self) -> Option<reqwest::StatusCode> {
+        self.last_status
     }
 
     /// The retries not yet reported, taken once.
@@ -261,7 +271,8 @@ impl Poster {
         loop {
             let mut outcome = Attempt::Done;
             for step in steps {
-                outcome = self.rt.block_on(send(step(&self.client), &judge));
+                let (status, judged) = self.rt.block_on(send(step(&self.client), &judge));
+                (self.last_status, outcome) = (status, judged);
                 if outcome != Attempt::Done {
                     break;
                 }
@@ -303,12 +314,16 @@ impl Poster {
     }
 }
 
-/// One attempt: sends, reads (a bounded part of) the reply, judges it.
-async fn send(request: reqwest::RequestBuilder, judge: impl Fn(&Reply) -> Attempt) -> Attempt {
+/// One attempt: sends, reads (a bounded part of) the reply, judges it; with the reply's
+/// status, if there was a reply.
+async fn send(
+    request: reqwest::RequestBuilder,
+    judge: impl Fn(&Reply) -> Attempt,
+) -> (Option<reqwest::StatusCode>, Attempt) {
     let mut resp = match request.send().await {
         Ok(r) => r,
-        Err(e) if e.is_builder() => return Attempt::Refused(e.to_string()),
-        Err(e) => return Attempt::Retry(error_chain(&e), None),
+        Err(e) if e.is_builder() => return (None, Attempt::Refused(e.to_string())),
+        Err(e) => return (None, Attempt::Retry(error_chain(&e), None)),
     };
     let status = resp.status();
     let url = resp.url().to_string();
@@ -340,19 +355,21 @@ async fn send(request: reqwest::RequestBuilder, judge: impl Fn(&Reply) -> Attemp
             Err(e) if status.is_success() => {
                 // The reply broke off: whether the request was stored is unknown, so send
                 // it again (the sinks' requests are idempotent).
-                return Attempt::Retry(format!("reading the reply: {}", error_chain(&e)), None);
+                let why = format!("reading the reply: {}", error_chain(&e));
+                return (Some(status), Attempt::Retry(why, None));
             }
             Err(_) => break,
         }
     }
-    judge(&Reply {
+    let judged = judge(&Reply {
         url,
         status,
         content_type,
         body,
         retry_after,
         location,
-    })
+    });
+    (Some(status), judged)
 }
 
 #[cfg(test)]

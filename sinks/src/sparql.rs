@@ -58,8 +58,9 @@ use bytes::Bytes;
 use foldhash::HashSet;
 use percent_encoding::{percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use soif_codecs::{Action, Record};
-use soif_pipeline::{Error, Sink, SinkError};
+use soif_pipeline::{Error, Refused, Sink, SinkError};
 use std::io::Write as _;
+use std::ops::Range;
 use std::time::Duration;
 
 /// `[[sink]] format = "sparql"` / `--to sparql`.
@@ -122,8 +123,9 @@ pub struct Batch {
     inserts: Vec<u8>,
     /// The graphs in the batch, so that a record seen twice sends the batch first.
     graphs: HashSet<String>,
-    /// Records in the batch.
-    records: usize,
+    /// Where each record's text ends in `drops` and in `inserts`, so that part of the
+    /// batch can be sent alone.
+    ends: Vec<(usize, usize)>,
 }
 
 impl Batch {
@@ -139,12 +141,12 @@ impl Batch {
 
     /// Records in the batch.
     pub fn len(&self) -> usize {
-        self.records
+        self.ends.len()
     }
 
     /// True when the batch holds no record.
     pub fn is_empty(&self) -> bool {
-        self.records == 0
+        self.ends.is_empty()
     }
 
     /// The update text's size so far.
@@ -174,15 +176,32 @@ impl Batch {
             self.inserts.extend_from_slice(b"}\n");
         }
         self.graphs.insert(graph.to_string());
-        self.records += 1;
+        self.ends.push((self.drops.len(), self.inserts.len()));
+    }
+
+    /// Where the text of records `records` lies in `drops` and in `inserts`.
+    fn span(&self, records: &Range<usize>) -> (Range<usize>, Range<usize>) {
+        let end_of = |i: usize| match i {
+            0 => (0, 0),
+            i => self.ends[i - 1],
+        };
+        let (start, end) = (end_of(records.start), end_of(records.end));
+        (start.0..end.0, start.1..end.1)
     }
 
     /// The update request's body: the drops, then one `INSERT DATA` of the graphs (the
     /// drops alone for a batch [`Batch::of_quads`]).
     pub fn update(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.bytes() + 32);
-        out.extend_from_slice(&self.drops);
-        if self.inserts.is_empty() || self.quads {
+        self.update_of(0..self.len())
+    }
+
+    /// [`Batch::update`] for records `records` of the batch only.
+    pub fn update_of(&self, records: Range<usize>) -> Vec<u8> {
+        let (drops, inserts) = self.span(&records);
+        let inserts = &self.inserts[inserts];
+        let mut out = Vec::with_capacity(drops.len() + inserts.len() + 32);
+        out.extend_from_slice(&self.drops[drops]);
+        if inserts.is_empty() || self.quads {
             // No insert: end on the last drop (a trailing `;` is allowed, but some
             // servers have refused it).
             while out.last().is_some_and(|b| b" ;\n".contains(b)) {
@@ -191,7 +210,7 @@ impl Batch {
             out.push(b'\n');
         } else {
             out.extend_from_slice(b"INSERT DATA {\n");
-            out.extend_from_slice(&self.inserts);
+            out.extend_from_slice(inserts);
             out.extend_from_slice(b"}\n");
         }
         out
@@ -200,7 +219,13 @@ impl Batch {
     /// The N-Quads of a batch [`Batch::of_quads`] (none when every record in it is a
     /// deletion).
     pub fn quads(&self) -> Option<&[u8]> {
-        (self.quads && !self.inserts.is_empty()).then_some(&self.inserts[..])
+        self.quads_of(0..self.len())
+    }
+
+    /// [`Batch::quads`] of records `records` of the batch only.
+    pub fn quads_of(&self, records: Range<usize>) -> Option<&[u8]> {
+        let quads = &self.inserts[self.span(&records).1];
+        (self.quads && !quads.is_empty()).then_some(quads)
     }
 
     /// Empties the batch, keeping its buffers.
@@ -208,7 +233,7 @@ impl Batch {
         self.drops.clear();
         self.inserts.clear();
         self.graphs.clear();
-        self.records = 0;
+        self.ends.clear();
     }
 }
 
@@ -225,6 +250,10 @@ pub struct SparqlSink {
     mapping: Mapping,
     /// One record's triples as N-Triples (or N-Quads) lines, reused.
     triples: Vec<u8>,
+    /// The batch's records, to hand back those the endpoint refuses.
+    pending: Vec<Record>,
+    /// Records refused, not yet taken by the engine ([`Sink::take_refused`]).
+    refused: Vec<Refused>,
     /// Records stored (the endpoint answered their batch with a 2xx).
     sent: u64,
 }
@@ -263,6 +292,8 @@ impl SparqlSink {
             batch: Batch::default(),
             mapping: Mapping::new(),
             triples: Vec::new(),
+            pending: Vec::new(),
+            refused: Vec::new(),
             sent: 0,
         })
     }
@@ -290,57 +321,105 @@ impl SparqlSink {
         self.sent
     }
 
-    /// Sends the pending batch, retrying as [`crate::http`] says.
+    /// Sends the pending batch, retrying as [`crate::http`] says; a refused batch is
+    /// split to find the records refused (see [`SparqlSink::send`]).
     fn flush(&mut self) -> Result<(), Error> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let update = Bytes::from(self.batch.update());
-        let quads = self.batch.quads().map(Bytes::copy_from_slice);
-        let (endpoint, token) = (&self.endpoint, self.token.as_ref());
-        let post = |url, content_type, body| request(url, content_type, body, token);
-        let drop_then_update = post(endpoint, UPDATE_CONTENT_TYPE, &update);
-        let load = match (&self.graph_store, &quads) {
-            (Some(store), Some(quads)) => Some(post(store, NQUADS_CONTENT_TYPE, quads)),
-            _ => None,
+        self.send(0..self.batch.len())?;
+        self.batch.clear();
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Sends records `records` of the batch. When the endpoint refuses them for what
+    /// they hold ([`refuses_content`]), each half is sent on its own, down to single
+    /// records, which are refused with the endpoint's reason ([`Sink::take_refused`]);
+    /// any other refusal, or giving up, stops the run.
+    fn send(&mut self, records: Range<usize>) -> Result<(), Error> {
+        let n = records.len();
+        let update = Bytes::from(self.batch.update_of(records.clone()));
+        let quads = self
+            .batch
+            .quads_of(records.clone())
+            .map(Bytes::copy_from_slice);
+        let sent = {
+            let (endpoint, token) = (&self.endpoint, self.token.as_ref());
+            let post = |url, content_type, body| request(url, content_type, body, token);
+            let drop_then_update = post(endpoint, UPDATE_CONTENT_TYPE, &update);
+            let load = match (&self.graph_store, &quads) {
+                (Some(store), Some(quads)) => Some(post(store, NQUADS_CONTENT_TYPE, quads)),
+                _ => None,
+            };
+            let mut steps: Vec<&dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder> =
+                vec![&drop_then_update];
+            if let Some(load) = &load {
+                steps.push(load);
+            }
+            // With two endpoints, a failure names the one it came from.
+            let two = self.graph_store.is_some();
+            let judge = |reply: &Reply| match judge(reply) {
+                Attempt::Retry(m, wait) if two => {
+                    Attempt::Retry(format!("{}: {m}", reply.url), wait)
+                }
+                Attempt::Refused(m) if two => Attempt::Refused(format!("{}: {m}", reply.url)),
+                a => a,
+            };
+            let what = match n {
+                1 => "the batch of 1 record".to_string(),
+                n => format!("the batch of {n} records"),
+            };
+            self.poster.post_all(&what, &steps, judge)
         };
-        let mut steps: Vec<&dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder> =
-            vec![&drop_then_update];
-        if let Some(load) = &load {
-            steps.push(load);
-        }
-        let n = self.batch.len();
-        // With two endpoints, a failure names the one it came from.
-        let two = self.graph_store.is_some();
-        let judge = |reply: &Reply| match judge(reply) {
-            Attempt::Retry(m, wait) if two => Attempt::Retry(format!("{}: {m}", reply.url), wait),
-            Attempt::Refused(m) if two => Attempt::Refused(format!("{}: {m}", reply.url)),
-            a => a,
-        };
-        let sent = self
-            .poster
-            .post_all(&format!("the batch of {n} records"), &steps, judge);
-        let stored = self.sent;
-        let failed = |m: String| {
+        let failed = |sink: &SparqlSink, m: String| {
             Error::Fatal(format!(
-                "sparql {endpoint}: {m} ({stored} records stored before this)"
+                "sparql {}: {m} ({} records stored before this)",
+                sink.endpoint, sink.sent
             ))
         };
         match sent {
-            Ok(()) => {}
+            Ok(()) => self.sent += n as u64,
+            Err(Failure::Refused(m)) if refuses_content(self.poster.last_status()) => {
+                if n == 1 {
+                    self.refused.push(Refused {
+                        record: self.pending[records.start].clone(),
+                        reason: format!("the endpoint refused it: {m}"),
+                    });
+                } else {
+                    let half = records.start + n / 2;
+                    self.send(records.start..half)?;
+                    self.send(half..records.end)?;
+                }
+            }
             Err(Failure::Refused(m)) => {
-                return Err(failed(format!("the endpoint refused {n} records: {m}")))
+                return Err(failed(
+                    self,
+                    format!("the endpoint refused {n} records: {m}"),
+                ))
             }
             Err(Failure::GaveUp { attempts, last }) => {
-                return Err(failed(format!(
-                    "giving up after {attempts} attempts: {last}"
-                )))
+                return Err(failed(
+                    self,
+                    format!("giving up after {attempts} attempts: {last}"),
+                ))
             }
         }
-        self.sent += n as u64;
-        self.batch.clear();
         Ok(())
     }
+}
+
+/// Whether a refusal with this status is about what the request holds, so that part of
+/// it may be taken: `400 Bad Request` (an update or N-Quads the store will not take),
+/// `413 Content Too Large`, `422 Unprocessable Content`. Any other (a redirect, `401`,
+/// `403`, `404`, `405`, `415`: the endpoint or the credentials are wrong) refuses every
+/// request alike.
+fn refuses_content(status: Option<reqwest::StatusCode>) -> bool {
+    use reqwest::StatusCode as S;
+    matches!(
+        status,
+        Some(S::BAD_REQUEST | S::PAYLOAD_TOO_LARGE | S::UNPROCESSABLE_ENTITY)
+    )
 }
 
 /// A POST of `body` to `url` (with the token, when there is one), built for each attempt.
@@ -366,9 +445,7 @@ fn judge(reply: &Reply) -> Attempt {
     }
     if reply.status.is_redirection() {
         let to = reply.location.as_deref().unwrap_or("(no Location)");
-        return reply.failure(format!(
-            "redirected to {to}: give the endpoint's own URL"
-        ));
+        return reply.failure(format!("redirected to {to}: give the endpoint's own URL"));
     }
     let text = String::from_utf8_lossy(&reply.body);
     let text = text.trim();
@@ -404,13 +481,16 @@ impl Sink for SparqlSink {
             let out = &mut self.triples;
             let written = match self.graph_store {
                 None => self.mapping.record(record, |t| writeln!(out, "{t} .")),
-                Some(_) => self.mapping.record(record, |t| writeln!(out, "{t} <{graph}> .")),
+                Some(_) => self
+                    .mapping
+                    .record(record, |t| writeln!(out, "{t} <{graph}> .")),
             };
             written.map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
         }
         let triples = &self.triples;
         self.batch
             .add(&graph, deleted, |out| out.extend_from_slice(triples));
+        self.pending.push(record.clone());
         if self.batch.len() >= self.batch_size || self.batch.bytes() >= MAX_BATCH_BYTES {
             self.flush()?;
         }
@@ -433,6 +513,10 @@ impl Sink for SparqlSink {
         let mut notices = self.mapping.take_notices();
         notices.extend(self.poster.take_notices());
         notices
+    }
+
+    fn take_refused(&mut self) -> Vec<Refused> {
+        std::mem::take(&mut self.refused)
     }
 }
 
@@ -507,7 +591,10 @@ mod tests {
             quads.contains("<http://h/a> <http://purl.org/dc/terms/title> \"A\" <http://h/a> .\n"),
             "{quads}"
         );
-        assert!(quads.lines().all(|l| l.ends_with(" <http://h/a> .")), "{quads}");
+        assert!(
+            quads.lines().all(|l| l.ends_with(" <http://h/a> .")),
+            "{quads}"
+        );
         assert!(SparqlSink::new("http://127.0.0.1:9/update", None, 10)
             .unwrap()
             .with_graph_store("store.nq")

@@ -128,10 +128,11 @@ class Stub(http.server.ThreadingHTTPServer):
     """A proxy in front of the store (`target`, its base URL): answers the first requests
     with the faults given, one per request (a status code, sent with `Retry-After: 1`, or
     None to forward), then forwards to the same path; `delay` slows each forward. `paths`
-    lists the paths of the requests received."""
+    lists the paths of the requests received. A request whose body holds `refuse` is
+    answered `400 Bad Request` (as a store refuses an update it cannot take)."""
 
-    def __init__(self, target, faults=(), delay=0.0):
-        self.target, self.faults, self.delay = target, list(faults), delay
+    def __init__(self, target, faults=(), delay=0.0, refuse=None):
+        self.target, self.faults, self.delay, self.refuse = target, list(faults), delay, refuse
         self.requests = 0
         self.paths = []
         self.lock = threading.Lock()
@@ -161,6 +162,13 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
             self.server.requests += 1
             self.server.paths.append(self.path)
             fault = self.server.faults.pop(0) if self.server.faults else None
+        if self.server.refuse and self.server.refuse in body:
+            reply = b"Parse error: refused by the stub"
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+            return
         if fault:
             self.send_response(fault)
             self.send_header("Retry-After", "1")
@@ -345,17 +353,49 @@ def test_a_graph_store_load_retried_drops_its_graphs_again(store, tmp_path):
     stub.shutdown()
 
 
-def test_a_refused_batch_stops_the_run_and_counts_only_what_was_stored(store, tmp_path):
-    # The first request goes through, the second is refused with a 400.
-    stub = Stub(store.base, faults=[None, 400])
+def test_a_refusing_endpoint_stops_the_run_and_counts_only_what_was_stored(store, tmp_path):
+    # The first request goes through, the second is refused with a 401: no request to
+    # this endpoint can succeed, so the run stops.
+    stub = Stub(store.base, faults=[None, 401])
     src = tmp_path / "in.soif"
     src.write_bytes(b"".join(record(f"http://refused.example/{i}", b"R %d" % i) for i in range(25)))
     out = soif("convert", src, "--to", "sparql", "-o", stub.url, "--batch-size", "10", check=False)
     err = out.stderr.decode()
     assert out.returncode == 1, err
-    assert "HTTP 400 Bad Request: busy" in err and "10 records stored before this" in err, err
+    assert "HTTP 401 Unauthorized: busy" in err and "10 records stored before this" in err, err
     assert "25 records in, 10 out" in err, err
     assert len(store.graphs()) == 10
+    assert stub.requests == 2
+    stub.shutdown()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_record_is_found_rejected_and_the_rest_stored(store, tmp_path, mode):
+    # The store refuses (400) any request that holds record 7: its batch of 10 is split
+    # in halves, then halves of those, until record 7 is alone; it is quarantined with
+    # the store's reason, and every other record is stored.
+    stub = Stub(store.base, refuse=b"<http://refused.example/7>")
+    records = [record(f"http://refused.example/{i}", b"R %d" % i) for i in range(25)]
+    src = tmp_path / "in.soif"
+    src.write_bytes(b"".join(records))
+    store_args = ["--graph-store", stub.graph_store_url] if mode == "graph-store" else []
+    out = soif("convert", src, "--to", "sparql", "-o", stub.url, *store_args, "--batch-size", "10",
+               "--quarantine", tmp_path / "refused.soif", check=False)
+    err = out.stderr.decode()
+    assert out.returncode == 3, err
+    assert "25 records in, 24 out, 1 rejected" in err, err
+    assert ("sparql output refused the record: the endpoint refused it: " in err
+            and "HTTP 400 Bad Request: Parse error: refused by the stub" in err
+            and "(http://refused.example/7)" in err), err
+    assert (tmp_path / "refused.soif").read_bytes() == records[7]
+    kept = tmp_path / "kept.soif"
+    kept.write_bytes(b"".join(records[:7] + records[8:]))
+    assert_mirrors(store, [kept], tmp_path)
+    # Without --on-error, the refused record stops the run (after its batch is sent).
+    out = soif("convert", src, "--to", "sparql", "-o", stub.url, *store_args, "--batch-size", "10",
+               check=False)
+    assert out.returncode != 0
+    assert "HTTP 400 Bad Request: Parse error: refused by the stub" in out.stderr.decode()
     stub.shutdown()
 
 
