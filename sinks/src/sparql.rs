@@ -44,8 +44,12 @@
 //! **What counts as stored.** A batch is stored when the endpoint answers it with a 2xx
 //! (the protocol's success); only then are its records counted ([`Sink::stored`]). A
 //! `429` or a `503` is retried after `Retry-After`, a connection error or another 5xx
-//! with backoff ([`crate::http`]); a redirect or another 4xx (a refused update) stops the
-//! run with the server's message and the number of records stored before it.
+//! with backoff ([`crate::http`]). A batch refused for what it holds (a `400`, `413` or
+//! `422`) is split in halves, sent again, and so on down to the records refused, which
+//! are handed back to the engine with the server's message ([`Sink::take_refused`]: each
+//! is rejected under `--on-error`, as a record refused when written would be); a
+//! redirect or another 4xx (a wrong endpoint or token) stops the run with the server's
+//! message and the number of records stored before it.
 //!
 //! **Exactly once.** Every request is idempotent (drop, then insert the whole graph), so
 //! sending a batch again, or a whole run again after a `kill -9` under `--state`
