@@ -195,6 +195,17 @@ def test_resync_baseline_then_incremental(tmp_path):
         gone.write_bytes(b"@DELETE {\n@FILE { http://example.org/5\n}\n"
                          b"@DOCUMENT { http://example.org/doc?a=1&b=0\n}\n}\n")
         run(soif_bin(), "convert", gone, "--to", "sqlite", "-o", db, "-q")
+        # The change list: every record's latest change and every deletion, oldest first;
+        # the load's changes are the newest, a new or changed record `updated` (the
+        # catalog keeps when a record last changed, not whether it was new then).
+        changes = etree.fromstring(get(f"{base}/cat/changelist.xml"))
+        listed = [(url.find(SM + "loc").text, url.find(RS + "md").get("change"),
+                   url.find(RS + "md").get("datetime")) for url in changes.iter(SM + "url")]
+        assert [d for _, _, d in listed] == sorted(d for _, _, d in listed)
+        newest = {loc.rsplit("?url=", 1)[1]: change for loc, change, _ in listed[-4:]}
+        assert newest == {enc(b"http://example.org/3"): "updated", enc(b"http://example.org/new"): "updated",
+                          enc(b"http://example.org/5"): "deleted",
+                          enc(b"http://example.org/doc?a=1&b=0"): "deleted"}, listed
         resync("--incremental", base, copy, tmp_path)
         assert_copy_equals(base, db, copy)
         changed = copy / "FILE" / f"record.soif?url={enc(b'http://example.org/3')}"
