@@ -14,9 +14,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use axum::Extension;
 use soif_codecs::rdm::View;
+use soif_codecs::rules::modified::modified;
 use soif_codecs::Record;
 use soif_pipeline::transforms::matching::Match;
-use soif_pipeline::transforms::scope::Since;
 use soif_store::facets::{Facet, FacetCounts, FacetKey, Narrowing};
 use std::sync::Arc;
 
@@ -76,7 +76,7 @@ impl Search {
             return false;
         }
         if let (Scope::Keywords(_), Some(since)) = (&self.scope, self.since) {
-            match Since::modified(r) {
+            match modified(r) {
                 Ok(t) if t >= since => {}
                 _ => return false,
             }
