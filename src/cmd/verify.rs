@@ -58,7 +58,8 @@ pub struct VerifyArgs {
 
     /// The target: a SQLite catalog, a JSON Lines, SOIF, Parquet or Arrow file, a
     /// directory of per-run files, or a served catalog: x-catalog://host:port/name or
-    /// oai+http(s)://host/path?metadataPrefix=soif.
+    /// oai+http(s)://host/path?metadataPrefix=soif|oai_dc (oai_dc: the records' Dublin
+    /// Core values are compared).
     #[arg(long, value_name = "TARGET")]
     pub against: Option<String>,
 

@@ -393,27 +393,50 @@ fn served_catalogs_verify_over_rdm_and_oai_pmh() {
     let o = run(&args, b"");
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let rdm = serve.csid();
-    let oai = format!("oai+http://{}/oai/books?metadataPrefix=soif", serve.addr);
-    for target in [&rdm, &oai] {
+    let oai = |prefix: &str| {
+        format!(
+            "oai+http://{}/oai/books?metadataPrefix={prefix}",
+            serve.addr
+        )
+    };
+    let (soif, dc) = (oai("soif"), oai("oai_dc"));
+    for target in [&rdm, &soif, &dc] {
         let out = verify(dir.path(), Path::new(target), &["--list"]);
         assert_eq!(code(&out), 0, "{target}: {}", stderr(&out));
         assert!(stderr(&out).contains("4 matched"), "{}", stderr(&out));
     }
     damage_catalog(&serve.db);
-    for target in [&rdm, &oai] {
+    for target in [&rdm, &soif] {
         let out = verify(dir.path(), Path::new(target), &["--list"]);
         assert_eq!(code(&out), 3, "{target}: {}", stderr(&out));
         assert_eq!(listed(&out), DAMAGE, "{target}");
     }
+    // In oai_dc the records are their Dublin Core values: the Title changed is dc:title.
+    let report = dir.path().join("dc.json");
     let out = verify(
         dir.path(),
-        Path::new(&format!(
-            "oai+http://{}/oai/books?metadataPrefix=oai_dc",
-            serve.addr
-        )),
-        &[],
+        Path::new(&dc),
+        &["--list", "--report", report.to_str().unwrap()],
     );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let mut expected = DAMAGE.map(String::from);
+    expected[0] = "changed\tFILE\thttp://x/2\tdc:title".into();
+    assert_eq!(listed(&out), expected);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let change = &json["targets"][0]["examples"]["changed"][0]["change"];
+    assert_eq!(
+        (&change["source"], &change["target"]),
+        (&"Two".into(), &"Deux".into())
+    );
+    assert_eq!(json["targets"][0]["counts"]["matched"], 2);
+    // Only part of a repository cannot be compared with all the sources.
+    let out = verify(dir.path(), Path::new(&format!("{dc}&set=FILE")), &[]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no set, from or until"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
