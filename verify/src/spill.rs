@@ -43,13 +43,7 @@ impl Partitions {
         side: &str,
         content: Option<bool>,
     ) -> io::Result<Partitions> {
-        let mut b = tempfile::Builder::new();
-        let prefix = format!("soif-verify-{side}-");
-        b.prefix(&prefix);
-        let dir = match temp_dir {
-            Some(d) => b.tempdir_in(d)?,
-            None => b.tempdir()?,
-        };
+        let dir = crate::temp_dir_in(temp_dir, &format!("soif-verify-{side}-"))?;
         Ok(Partitions {
             dir,
             files: (0..PARTS).map(|_| None).collect(),

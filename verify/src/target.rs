@@ -215,6 +215,7 @@ impl Target {
                     engine,
                     None,
                     tombstones,
+                    None,
                 )
                 .await
             }
