@@ -112,15 +112,21 @@ pub fn verify(
     let target_parts = temp("target", Some(!projection.is_catalog()))?;
     let target = v.target.clone();
     let (sources, targets) = rt.block_on(async {
+        let engine = EngineOptions {
+            policy: match &our_quarantine {
+                Some(path) => ErrorPolicy::Quarantine(path.clone()),
+                None => ErrorPolicy::Skip,
+            },
+            ..v.engine.clone()
+        };
         let s = read::read_records(
             v.sources,
             v.transforms,
             projection,
             source_parts,
-            v.engine.clone(),
+            engine,
             v.observer,
             true,
-            our_quarantine.as_deref(),
         );
         let t = target.read(target_parts, v.engine.clone(), v.settings);
         tokio::join!(s, t)

@@ -55,7 +55,7 @@ fn lines(path: &Path) -> io::Result<Lines> {
     let mut line = blake3::Hasher::new();
     let mut open = false;
     let mut buf = vec![0u8; 64 * 1024];
-    let mut end = |h: &mut blake3::Hasher, out: &mut Lines| {
+    let end = |h: &mut blake3::Hasher, out: &mut Lines| {
         let digest = h.finalize();
         let mut first = [0u8; 16];
         first.copy_from_slice(&digest.as_bytes()[..16]);

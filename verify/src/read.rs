@@ -96,10 +96,9 @@ impl Observer for Rejections {
 }
 
 /// Reads `source` through `transforms` into partitions of `projection`'s entries. The
-/// engine runs under `skip`, or `quarantine` into `quarantine` when given, whatever
-/// `engine.policy` says: a record the conversion would reject is reported, not fatal.
-/// `observer` gets the progress. `tombstones`: keep deleted records (see
-/// [`ProjectSink`]).
+/// engine runs under `skip` (or `quarantine`, into the file `engine.policy` names): a
+/// record the conversion would reject is reported, not fatal. `observer` gets the
+/// progress. `tombstones`: keep deleted records (see [`ProjectSink`]).
 pub async fn read_records(
     source: Box<dyn Source>,
     transforms: Vec<Box<dyn Transform>>,
@@ -108,17 +107,15 @@ pub async fn read_records(
     mut engine: EngineOptions,
     observer: Option<Arc<dyn Observer>>,
     tombstones: bool,
-    quarantine: Option<&Path>,
 ) -> Result<(Spilled, SideCounts), Error> {
     let shared = Arc::new(Mutex::new(Some(parts)));
     let rejections = Arc::new(Rejections {
         inner: observer,
         reasons: Mutex::new((0, Vec::new())),
     });
-    engine.policy = match quarantine {
-        Some(path) => ErrorPolicy::Quarantine(path.to_path_buf()),
-        None => ErrorPolicy::Skip,
-    };
+    if !matches!(engine.policy, ErrorPolicy::Quarantine(_)) {
+        engine.policy = ErrorPolicy::Skip;
+    }
     engine.observer = Some(rejections.clone());
     let sink = ProjectSink {
         projection,
