@@ -82,10 +82,11 @@ pub const CHANNEL_BATCHES: usize = 4;
 pub const IN_FLIGHT_BYTES: usize = 16 << 20;
 /// The unit of that budget (a semaphore permit).
 const PERMIT_BYTES: usize = 1024;
-/// Read buffer of the decoder: allocated in steps of this size…
-const READ_CAPACITY: usize = 1 << 20;
+/// Read buffer of the decoder: allocated in steps of this size… (the reader behind
+/// Python and Spark, `soif_reader`, grows its buffer by the same two constants.)
+pub const READ_CAPACITY: usize = 1 << 20;
 /// …whenever less than this is free for the next read.
-const READ_SPARE: usize = 256 * 1024;
+pub const READ_SPARE: usize = 256 * 1024;
 
 use soif_options::ErrorPolicy;
 

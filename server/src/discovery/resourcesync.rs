@@ -19,9 +19,12 @@
 //!
 //! The resource list comes in the datestamps' listing order (template, then URL); past
 //! `--sitemap-size` URLs it is a sitemap index of parts `?part=K`. The change list is one
-//! document (the stock client reads no change list index): making it reads every table
-//! once, keeping the newest changes only. Resources whose URL is longer than the
-//! sitemaps schema allows (2,048 characters) are left out.
+//! document: making it reads every table once, keeping the newest changes only. No
+//! change list index is served (the stock client would follow one): the catalog keeps
+//! no history, so every change since its earliest datestamp is one entry per record and
+//! deletion — the resource list again, in time order — and a client that has missed
+//! more than one list holds does as well with a new baseline. Resources whose URL is
+//! longer than the sitemaps schema allows (2,048 characters) are left out.
 //!
 //! ```text
 //! $ resync --baseline --delete http://127.0.0.1:8080/catalog=copy
