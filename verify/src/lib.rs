@@ -97,7 +97,7 @@ pub fn verify(
     // Under `quarantine`, the sources' rejections go to a file of our own.
     let ours = match &policy {
         ErrorPolicy::Quarantine(_) => Some(
-            temp_dir_in(v.temp_dir.as_deref(), "soif-verify-quarantine-")
+            spill::temp_dir_in(v.temp_dir.as_deref(), "soif-verify-quarantine-")
                 .map_err(|e| Error::io("creating verify's temporary files", e))?,
         ),
         _ => None,
@@ -166,17 +166,4 @@ pub fn verify(
         report.verdict = "mismatch";
     }
     Ok(report)
-}
-
-/// A new temporary directory under `dir` (the system's by default).
-pub(crate) fn temp_dir_in(
-    dir: Option<&std::path::Path>,
-    prefix: &str,
-) -> std::io::Result<tempfile::TempDir> {
-    let mut b = tempfile::Builder::new();
-    b.prefix(prefix);
-    match dir {
-        Some(d) => b.tempdir_in(d),
-        None => b.tempdir(),
-    }
 }
