@@ -514,34 +514,18 @@ fn the_conversions_error_policy_says_what_the_target_holds() {
     // be what it writes.
     let out = verify(&[]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("2 records would be rejected by the conversion (under --on-error fail it stops at the first)"),
-        "{}",
-        stderr(&out)
-    );
+    says(&out, "2 records would be rejected by the conversion (under --on-error fail it stops at the first)");
     // Under skip they are not expected in the target, and reported with their reasons.
     let out = verify(&["--on-error", "skip"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("4 matched"), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("record has no URL"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(
-        stderr(&out).contains("expected `:<TAB>`"),
-        "{}",
-        stderr(&out)
-    );
+    says(&out, "4 matched");
+    says(&out, "record has no URL");
+    says(&out, "expected `:<TAB>`");
     // Under quarantine its file must hold them, byte for byte; verify leaves it as it is.
     let report = d("r.json");
     let out = verify(&["--quarantine", &q, "--report", &report]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("holds the rejected records byte for byte"),
-        "{}",
-        stderr(&out)
-    );
+    says(&out, "holds the rejected records byte for byte");
     assert_eq!(std::fs::read(&q).unwrap(), quarantined);
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(json["targets"][0]["policy"], "quarantine");
@@ -552,11 +536,27 @@ fn the_conversions_error_policy_says_what_the_target_holds() {
     std::fs::write(&q, &quarantined[first..]).unwrap();
     let out = verify(&["--quarantine", &q]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(stderr(&out).contains("does not hold"), "{}", stderr(&out));
+    says(&out, "does not hold");
     std::fs::remove_file(&q).unwrap();
     let out = verify(&["--quarantine", &q]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // A pipeline's [errors] is the conversion's policy too.
+    let toml = format!(
+        "[source]\ninputs = [{a:?}, {b:?}]\n\n[errors]\non_error = \"skip\"\n\n\
+         [[sink]]\nformat = \"sqlite\"\noutput = {db:?}\n"
+    );
+    std::fs::write(d("p.toml"), &toml).unwrap();
+    let out = run(&["verify", &d("p.toml")], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::write(d("p.toml"), toml.replace("skip", "fail")).unwrap();
+    let out = run(&["verify", &d("p.toml")], b"");
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     // A policy without its file is a usage error.
     let out = verify(&["--on-error", "quarantine"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+/// Asserts that the summary (stderr) says `text`.
+fn says(out: &std::process::Output, text: &str) {
+    assert!(stderr(out).contains(text), "{}", stderr(out));
 }
