@@ -166,12 +166,16 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                         .into(),
                 )
             })?;
-            Ok(Box::new(sparql::SparqlSink::new(
+            let sink = sparql::SparqlSink::new(
                 output,
                 c.token.clone(),
                 c.batch_size
                     .map_or(sparql::DEFAULT_BATCH_RECORDS, |b| b.max(1)),
-            )?))
+            )?;
+            Ok(Box::new(match &c.graph_store {
+                Some(url) => sink.with_graph_store(url)?,
+                None => sink,
+            }))
         }
     }
 }

@@ -186,6 +186,13 @@ sink_options! {
     #[arg(long)]
     #[serde(default)]
     gzip_posts: bool => [Rdm];
+
+    /// SPARQL: load the triples by POSTing them as N-Quads, each record's in its own
+    /// graph, to this endpoint of the store (Oxigraph: http://HOST:7878/store, or
+    /// …/store?no_transaction for its bulk loader); the Update endpoint (-o) then only
+    /// drops the graphs replaced. Much faster than the update's INSERT DATA.
+    #[arg(long, value_name = "URL")]
+    graph_store: Option<String> => [Sparql];
 }
 
 /// The keys a `format`'s `[[sink]]` takes (besides `format`), in [`OPTIONS`] order.

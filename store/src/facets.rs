@@ -56,9 +56,9 @@ use crate::tables::{key_param, value_bytes, ColumnInfo, TableInfo};
 use bytes::Bytes;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use soif_codecs::rules::modified::{modified, DATE_ATTRIBUTES};
 use soif_codecs::rules::names::attribute_matches;
 use soif_codecs::Record;
-use soif_pipeline::transforms::scope::{Since, DATE_ATTRIBUTES};
 
 /// Records whose keys are computed per transaction when the facet tables are rebuilt.
 pub const FACET_CHUNK: usize = 5000;
@@ -141,7 +141,7 @@ impl FacetKey {
             .next()
             .filter(|v| !v.is_empty())
             .cloned();
-        let year = Since::modified(record).ok().and_then(year_of);
+        let year = modified(record).ok().and_then(year_of);
         FacetKey {
             template: record.template.clone(),
             type_,

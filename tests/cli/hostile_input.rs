@@ -1,4 +1,4 @@
-//! Hostile and damaged archives through the CLI (issue "Hardening"): every reading path
+//! Hostile and damaged archives through the CLI: every reading path
 //! (a mapped file, `--no-mmap`, stdin, a gzip'd file) gives the same records, the same
 //! rejections and the same quarantine bytes; nothing good is lost next to something bad;
 //! and the summary adds up: records in = out + rejected + filtered.

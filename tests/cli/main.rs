@@ -25,3 +25,4 @@ mod sqlite;
 mod state;
 mod stats;
 mod verify;
+mod view_transforms;

@@ -1,4 +1,4 @@
-//! `soif split` and `soif convert --range` (issue "Scale out"): the outputs of converting
+//! `soif split` and `soif convert --range`: the outputs of converting
 //! every range `soif split` prints, concatenated in order, are one run's output — JSON
 //! Lines and canonical SOIF, the rejected records' messages (offsets and record numbers)
 //! and their quarantined bytes — on an archive whose values hold fake objects, inside an

@@ -393,27 +393,50 @@ fn served_catalogs_verify_over_rdm_and_oai_pmh() {
     let o = run(&args, b"");
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let rdm = serve.csid();
-    let oai = format!("oai+http://{}/oai/books?metadataPrefix=soif", serve.addr);
-    for target in [&rdm, &oai] {
+    let oai = |prefix: &str| {
+        format!(
+            "oai+http://{}/oai/books?metadataPrefix={prefix}",
+            serve.addr
+        )
+    };
+    let (soif, dc) = (oai("soif"), oai("oai_dc"));
+    for target in [&rdm, &soif, &dc] {
         let out = verify(dir.path(), Path::new(target), &["--list"]);
         assert_eq!(code(&out), 0, "{target}: {}", stderr(&out));
         assert!(stderr(&out).contains("4 matched"), "{}", stderr(&out));
     }
     damage_catalog(&serve.db);
-    for target in [&rdm, &oai] {
+    for target in [&rdm, &soif] {
         let out = verify(dir.path(), Path::new(target), &["--list"]);
         assert_eq!(code(&out), 3, "{target}: {}", stderr(&out));
         assert_eq!(listed(&out), DAMAGE, "{target}");
     }
+    // In oai_dc the records are their Dublin Core values: the Title changed is dc:title.
+    let report = dir.path().join("dc.json");
     let out = verify(
         dir.path(),
-        Path::new(&format!(
-            "oai+http://{}/oai/books?metadataPrefix=oai_dc",
-            serve.addr
-        )),
-        &[],
+        Path::new(&dc),
+        &["--list", "--report", report.to_str().unwrap()],
     );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let mut expected = DAMAGE.map(String::from);
+    expected[0] = "changed\tFILE\thttp://x/2\tdc:title".into();
+    assert_eq!(listed(&out), expected);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let change = &json["targets"][0]["examples"]["changed"][0]["change"];
+    assert_eq!(
+        (&change["source"], &change["target"]),
+        (&"Two".into(), &"Deux".into())
+    );
+    assert_eq!(json["targets"][0]["counts"]["matched"], 2);
+    // Only part of a repository cannot be compared with all the sources.
+    let out = verify(dir.path(), Path::new(&format!("{dc}&set=FILE")), &[]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no set, from or until"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -452,4 +475,88 @@ fn with_the_state_only_the_files_taken_are_expected() {
     let out = run(&["verify", d, "--against", o, "--list"], b"");
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(stdout(&out), "missing\tFILE\thttp://x/8\n");
+}
+
+/// A record the decoder refuses (no `:` after the size) and one without a URL, which
+/// the SQLite sink refuses.
+const REFUSED: &str = "@FILE { http://x/6\nTitle{3}\tSix\n}\n@FILE { -\nTitle{1}:\tX\n}\n";
+
+#[test]
+fn the_conversions_error_policy_says_what_the_target_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    std::fs::write(d("a.soif"), format!("{RECORDS}{REFUSED}")).unwrap();
+    std::fs::write(d("b.soif"), DELETIONS).unwrap();
+    let (a, b, db, q) = (d("a.soif"), d("b.soif"), d("c.db"), d("q.soif"));
+    let o = run(
+        &[
+            "convert",
+            &a,
+            &b,
+            "--to",
+            "sqlite",
+            "-o",
+            &db,
+            "--quarantine",
+            &q,
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let quarantined = std::fs::read(&q).unwrap();
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", &a, &b, "--against", &db];
+        args.extend(extra);
+        run(&args, b"")
+    };
+    // Under fail (the default) the conversion stops at the first: the target cannot
+    // be what it writes.
+    let out = verify(&[]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    says(&out, "2 records would be rejected by the conversion (under --on-error fail it stops at the first)");
+    // Under skip they are not expected in the target, and reported with their reasons.
+    let out = verify(&["--on-error", "skip"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    says(&out, "4 matched");
+    says(&out, "record has no URL");
+    says(&out, "expected `:<TAB>`");
+    // Under quarantine its file must hold them, byte for byte; verify leaves it as it is.
+    let report = d("r.json");
+    let out = verify(&["--quarantine", &q, "--report", &report]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    says(&out, "holds the rejected records byte for byte");
+    assert_eq!(std::fs::read(&q).unwrap(), quarantined);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["targets"][0]["policy"], "quarantine");
+    assert_eq!(json["targets"][0]["quarantine"]["holds"], true);
+    assert_eq!(json["targets"][0]["sources"]["rejected"], 2);
+    // A quarantine that lost a record, or is gone, does not hold.
+    let first = quarantined.windows(2).position(|w| w == b"}\n").unwrap() + 2;
+    std::fs::write(&q, &quarantined[first..]).unwrap();
+    let out = verify(&["--quarantine", &q]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    says(&out, "does not hold");
+    std::fs::remove_file(&q).unwrap();
+    let out = verify(&["--quarantine", &q]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // A pipeline's [errors] is the conversion's policy too.
+    let toml = format!(
+        "[source]\ninputs = [{a:?}, {b:?}]\n\n[errors]\non_error = \"skip\"\n\n\
+         [[sink]]\nformat = \"sqlite\"\noutput = {db:?}\n"
+    );
+    std::fs::write(d("p.toml"), &toml).unwrap();
+    let out = run(&["verify", &d("p.toml")], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::write(d("p.toml"), toml.replace("skip", "fail")).unwrap();
+    let out = run(&["verify", &d("p.toml")], b"");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // A policy without its file is a usage error.
+    let out = verify(&["--on-error", "quarantine"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+/// Asserts that the summary (stderr) says `text`.
+fn says(out: &std::process::Output, text: &str) {
+    assert!(stderr(out).contains(text), "{}", stderr(out));
 }

@@ -24,6 +24,7 @@ jsonld = pytest.importorskip("pyld.jsonld")
 
 SCHEMAS = FIXTURES / "sitemaps"
 SM = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+RS = "{http://www.openarchives.org/rs/terms/}"
 DC = "{http://purl.org/dc/elements/1.1/}"
 SCHEMA = "https://schema.org/"
 # The mapping of docs/server.md#schemaorg-json-ld, stated again here.
@@ -93,6 +94,30 @@ def test_robots_names_the_sitemap_and_the_sitemaps_are_valid(site):
     want = {f"{base}/web/{enc(t)}/record?url={enc(u)}": ds for (t, u), ds in records.items()}
     assert seen == want
 
+
+
+def test_a_catalog_without_records_has_a_valid_sitemap(tmp_path):
+    """Every record deleted: the sitemap lists the catalog's own page (the schema wants
+    a <url> at least), the resource list is empty and the change list holds the
+    deletions."""
+    db = tmp_path / "none.db"
+    records = [(b"FILE", b"http://example.org/%d" % i, b"File %d" % i) for i in range(2)]
+    run(soif_bin(), "convert", soif_file(tmp_path / "two.soif", records), "--to", "sqlite", "-o", db, "-q")
+    gone = tmp_path / "gone.soif"
+    gone.write_bytes(b"@DELETE {\n@FILE { http://example.org/0\n}\n@FILE { http://example.org/1\n}\n}\n")
+    run(soif_bin(), "convert", gone, "--to", "sqlite", "-o", db, "-q")
+    assert live_records(db) == {}
+    for base in serve("--db", f"none={db}"):
+        doc = etree.fromstring(get(base + "/none/sitemap.xml"))
+        schema("sitemap.xsd").assertValid(doc)
+        locs = [loc.text for loc in doc.iter(SM + "loc")]
+        assert locs == [f"{base}/none"]
+        assert b"<html" in get(locs[0])
+        resources = etree.fromstring(get(base + "/none/resourcelist.xml"))
+        assert list(resources.iter(SM + "url")) == []
+        changes = etree.fromstring(get(base + "/none/changelist.xml"))
+        md = [url.find(RS + "md").get("change") for url in changes.iter(SM + "url")]
+        assert md == ["deleted", "deleted"]
 
 def triples(page_html, subject):
     """The (predicate, object) pairs of `subject` in the page's JSON-LD, by pyld."""
@@ -170,7 +195,19 @@ def test_resync_baseline_then_incremental(tmp_path):
         gone.write_bytes(b"@DELETE {\n@FILE { http://example.org/5\n}\n"
                          b"@DOCUMENT { http://example.org/doc?a=1&b=0\n}\n}\n")
         run(soif_bin(), "convert", gone, "--to", "sqlite", "-o", db, "-q")
-        resync("--incremental", base, copy, tmp_path)
+        # The change list: every record's latest change and every deletion, oldest first;
+        # the load's changes are the newest: the new record `created` (its row's
+        # soif_created is its datestamp), the changed one `updated`, the others `deleted`.
+        changes = etree.fromstring(get(f"{base}/cat/changelist.xml"))
+        listed = [(url.find(SM + "loc").text, url.find(RS + "md").get("change"),
+                   url.find(RS + "md").get("datetime")) for url in changes.iter(SM + "url")]
+        assert [d for _, _, d in listed] == sorted(d for _, _, d in listed)
+        newest = {loc.rsplit("?url=", 1)[1]: change for loc, change, _ in listed[-4:]}
+        assert newest == {enc(b"http://example.org/3"): "updated", enc(b"http://example.org/new"): "created",
+                          enc(b"http://example.org/5"): "deleted",
+                          enc(b"http://example.org/doc?a=1&b=0"): "deleted"}, listed
+        out = resync("--incremental", base, copy, tmp_path)
+        assert "created=1" in out.replace(" ", "") and "deleted=2" in out.replace(" ", ""), out
         assert_copy_equals(base, db, copy)
         changed = copy / "FILE" / f"record.soif?url={enc(b'http://example.org/3')}"
         assert b"File 3, changed" in changed.read_bytes()

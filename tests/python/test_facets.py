@@ -2,7 +2,8 @@
 catalog's SQLite file: a generated Harvest corpus (one FILE table, Unix-second dates) plus
 the Dublin Core seed is loaded with `soif convert --to sqlite`; every facet is requested as
 JSON and as CSV and compared with counts computed by sqlite3 from the record tables, and
-so are the counts and the records of a page narrowed by a facet value."""
+so are the counts and the records of a page narrowed by a facet value (its JSON and CSV
+forms, every page)."""
 
 import collections
 import csv
@@ -176,7 +177,32 @@ def test_narrowing_by_a_value_matches_sql(site, catalog, facet):
         urls += [(r["template"], r["url"]) for r in p["rows"]]
         url = p["next"] and site + p["next"]
     assert urls == sql_urls(catalog, (facet, value))
+    # And as CSV, page by page through the `Link: <…>; rel="next"` headers.
+    assert csv_list(f"{site}/cat/-/search.csv?{urllib.parse.urlencode({facet: value})}") == urls
     # The template's list narrowed the same way: its first page.
     _, body = get(f"{site}/cat/FILE.json?{urllib.parse.urlencode({facet: value})}")
     rows = [r["url"] for r in json.loads(body)["rows"]]
-    assert rows == [u for t, u in sql_urls(catalog, (facet, value)) if t == "FILE"][:25]
+    file_urls = [(t, u) for t, u in sql_urls(catalog, (facet, value)) if t == "FILE"]
+    assert rows == [u for _, u in file_urls][:25]
+    # Every page of it, as CSV (`_format=csv` as well as the suffix).
+    q = urllib.parse.urlencode({facet: value, "_format": "csv"})
+    assert csv_list(f"{site}/cat/FILE?{q}") == file_urls
+    assert len(file_urls) > 25
+
+
+def csv_list(url):
+    """The (template, url) rows of a list's CSV form and of each page after it."""
+    out, first = [], url
+    while url:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            assert r.headers["Content-Type"].startswith("text/csv")
+            links = r.headers.get("Link") or ""
+            body = r.read()
+        rows = list(csv.reader(io.StringIO(body.decode(), newline="")))
+        assert rows[0] == ["n", "template", "url", "title", "score", "href"], rows[0]
+        n0 = len(out)
+        out += [(row[1], row[2]) for row in rows[1:]]
+        assert [int(row[0]) for row in rows[1:]] == list(range(n0 + 1, len(out) + 1))
+        nxt = [part.split(">")[0].strip().lstrip("<") for part in links.split(",") if 'rel="next"' in part]
+        url = nxt and urllib.parse.urljoin(first, nxt[0])
+    return out

@@ -7,7 +7,11 @@
 use crate::entry::Entry;
 use bytes::Bytes;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
-use soif_codecs::rules::text::{from_json, Charset};
+use soif_codecs::oai::read::soif_identifier;
+use soif_codecs::oai::write::dublin_core_values;
+use soif_codecs::rules::dc::xml_element;
+use soif_codecs::rules::names::base_name;
+use soif_codecs::rules::text::{from_json, to_text, xml_chars, Charset};
 use soif_codecs::{Action, Attribute, Record, Value};
 use soif_sinks::jsonl::encode_record;
 use soif_store::write::{check_key, row_values};
@@ -42,13 +46,36 @@ pub enum Projection {
     /// as [`soif_store::TableInfo::record_from_row`] reads it back (JSON values as lists
     /// and parts again), flattened as SOIF carries it; keyed as [`Projection::Sqlite`].
     Served,
+    /// A catalog a server serves over OAI-PMH in `oai_dc`: the Simple Dublin Core
+    /// values the server writes for the row ([`dublin_core_values`] of the row as
+    /// [`Projection::Served`] reads it back), each as its XML text carries it (invalid
+    /// UTF-8 and characters XML forbids as U+FFFD), named `dc:ELEMENT`, in order;
+    /// keyed as [`Projection::Sqlite`].
+    OaiDc,
+    /// An item of an `oai_dc` harvest as the OAI-PMH reader gives it (a `Dublin-Core`
+    /// record named by its identifier): keyed by the template and URL of its identifier
+    /// (`oai:REPOSITORY:TEMPLATE/URL`), its elements named `dc:ELEMENT` as
+    /// [`Projection::OaiDc`] names them.
+    OaiDcItem,
 }
 
 impl Projection {
     /// True for a catalog (keyed, the last record of a key wins, deletions applied);
     /// false for a file that holds every record written, in order.
     pub fn is_catalog(self) -> bool {
-        matches!(self, Projection::Sqlite(_) | Projection::Served)
+        matches!(
+            self,
+            Projection::Sqlite(_) | Projection::Served | Projection::OaiDc | Projection::OaiDcItem
+        )
+    }
+
+    /// How the target's own records, read back, are compared: as the sources' are,
+    /// except for an `oai_dc` repository, whose items are Dublin Core already.
+    pub fn read_back(self) -> Projection {
+        match self {
+            Projection::OaiDc => Projection::OaiDcItem,
+            other => other,
+        }
     }
 
     /// The record as the target holds it, or why the sink would refuse it.
@@ -80,25 +107,38 @@ impl Projection {
                 if !row_of(record, &mut e)? {
                     return Ok(e);
                 }
-                let mut row = Record::new(record.template.clone(), record.url.clone());
-                for (name, param) in row_values(record, Charset::Utf8) {
-                    let (_, v) = cell(&param);
-                    // What the store wrote as JSON (a list, a part, a repeated name) is
-                    // read back as a list or a part.
-                    let json = matches!(param, ToSqlOutput::Owned(SqlValue::Text(_)));
-                    let value = match serde_json::from_slice::<serde_json::Value>(v) {
-                        Ok(j) if json && matches!(v.first(), Some(b'[' | b'{')) => from_json(&j),
-                        _ => Value::Bytes(Bytes::copy_from_slice(v)),
-                    };
-                    row.attributes.push(Attribute {
-                        name: name.clone(),
-                        value,
-                    });
-                }
-                for a in &row.flattened().attributes {
+                for a in &served_row(record).flattened().attributes {
                     for leaf in a.value.leaves() {
                         e.push(&a.name, kind::BYTES, leaf);
                     }
+                }
+            }
+            Projection::OaiDc => {
+                if !row_of(record, &mut e)? {
+                    return Ok(e);
+                }
+                let mut name = Vec::new();
+                for (element, value) in dublin_core_values(&served_row(record)) {
+                    dc_name(&mut name, element);
+                    let text = to_text(&value, Charset::Utf8).0;
+                    e.push(&name, kind::BYTES, xml_chars(&text).0.as_bytes());
+                }
+            }
+            Projection::OaiDcItem => {
+                if let Some((template, url)) = soif_identifier(&record.url_str()) {
+                    e.template = Bytes::from(template);
+                    e.url = Bytes::from(url);
+                }
+                e.action = None;
+                let mut name = Vec::new();
+                for a in &record.attributes {
+                    let (Some(element), Value::Bytes(v)) =
+                        (xml_element(base_name(&a.name)), &a.value)
+                    else {
+                        continue;
+                    };
+                    dc_name(&mut name, element);
+                    e.push(&name, kind::BYTES, v);
                 }
             }
             Projection::Soif => {
@@ -131,6 +171,33 @@ fn row_of(record: &Record, e: &mut Entry) -> Result<bool, String> {
         e.action = None;
     }
     Ok(true)
+}
+
+/// The row a catalog holds for `record` as a server reads it back
+/// ([`soif_store::TableInfo::record_from_row`]): what the store wrote as JSON (a list, a
+/// part, a repeated name) is a list or a part again.
+fn served_row(record: &Record) -> Record {
+    let mut row = Record::new(record.template.clone(), record.url.clone());
+    for (name, param) in row_values(record, Charset::Utf8) {
+        let (_, v) = cell(&param);
+        let json = matches!(param, ToSqlOutput::Owned(SqlValue::Text(_)));
+        let value = match serde_json::from_slice::<serde_json::Value>(v) {
+            Ok(j) if json && matches!(v.first(), Some(b'[' | b'{')) => from_json(&j),
+            _ => Value::Bytes(Bytes::copy_from_slice(v)),
+        };
+        row.attributes.push(Attribute {
+            name: name.clone(),
+            value,
+        });
+    }
+    row
+}
+
+/// `dc:ELEMENT`, the name an `oai_dc` value is compared under.
+fn dc_name(name: &mut Vec<u8>, element: &str) {
+    name.clear();
+    name.extend_from_slice(b"dc:");
+    name.extend_from_slice(element.as_bytes());
 }
 
 /// A JSON value of a line's `attributes`: a string's text, anything else compact JSON.
@@ -206,5 +273,77 @@ mod tests {
             assert_eq!(d(&a), d(&b), "{p:?}");
             assert_ne!(d(&a), d(&c), "{p:?}");
         }
+    }
+
+    /// A record's `oai_dc` as the server writes it, harvested by the OAI-PMH reader.
+    fn harvested_dc(record: &Record) -> Record {
+        use soif_codecs::oai::read::{parse_page, MetadataFormat, PageContext};
+        let mut metadata = String::new();
+        soif_codecs::oai::write::oai_dc(record, &mut metadata);
+        let id = soif_codecs::rules::text::escape_text(&soif_codecs::oai::ids::identifier(
+            "h",
+            &record.template,
+            &record.url,
+        ));
+        let xml = format!(
+            "<OAI-PMH xmlns=\"http://www.openarchives.org/OAI/2.0/\" \
+             xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"><ListRecords><record>\
+             <header><identifier>{id}</identifier><datestamp>2026-11-26</datestamp></header>\
+             <metadata>{metadata}</metadata></record></ListRecords></OAI-PMH>"
+        );
+        let ctx = PageContext {
+            name: std::sync::Arc::from("oai+http://h/oai"),
+            page: 1,
+            url: "http://h/oai",
+            offset: 0,
+            records: 0,
+        };
+        let page = parse_page(xml.as_bytes(), MetadataFormat::OaiDc, &ctx).unwrap();
+        page.items.into_iter().next().unwrap().unwrap()
+    }
+
+    #[test]
+    fn oai_dc_items_compare_equal_to_the_records_they_were_written_from() {
+        let mut awkward = Record::new("Dublin-Core", &b"http://x/\xe9 a&b"[..])
+            .with("TITLE", "A & B <c>\r\nline two")
+            .with("CREATOR-1", "X")
+            .with("CREATOR-2", "Y")
+            .with("Other", "not Dublin Core");
+        awkward
+            .attributes
+            .push(Attribute::new("DESCRIPTION", &b"bad \xff \x01 bytes"[..]));
+        let crosswalked = Record::new("FILE", "http://x/2")
+            .with("Title", "Two")
+            .with("Author", "Ann")
+            .with("Author", "Bob");
+        for record in [awkward, crosswalked] {
+            let source = Projection::OaiDc.entry(&record).unwrap();
+            let target = Projection::OaiDcItem.entry(&harvested_dc(&record)).unwrap();
+            assert_eq!(
+                (&target.template, &target.url),
+                (&source.template, &source.url)
+            );
+            assert!(source.attrs.len() >= 2, "{source:?}");
+            assert_eq!(
+                source.digest(false),
+                target.digest(false),
+                "{source:?} {target:?}"
+            );
+            let mut changed = record.clone();
+            changed.attributes[0].value = Value::Bytes(Bytes::from_static(b"Other title"));
+            let changed = Projection::OaiDc.entry(&changed).unwrap();
+            assert_ne!(changed.digest(false), target.digest(false));
+            let d = crate::compare::first_difference(&changed, &target, false);
+            assert_eq!(d.attribute, "dc:title");
+        }
+        // A value oai_dc does not carry is no difference there.
+        let a = Record::new("FILE", "u")
+            .with("Title", "T")
+            .with("Size", "1");
+        let b = Record::new("FILE", "u")
+            .with("Title", "T")
+            .with("Size", "2");
+        let d = |r: &Record| Projection::OaiDc.entry(r).unwrap().digest(false);
+        assert_eq!(d(&a), d(&b));
     }
 }

@@ -4,6 +4,7 @@
 use crate::project::Projection;
 use crate::read::{read_records, read_sqlite, SideCounts};
 use crate::spill::{Partitions, Spilled};
+use soif_codecs::oai::read::MetadataFormat;
 use soif_options::InputFormat;
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::parquet::Layout;
@@ -38,7 +39,7 @@ enum Read {
 
 impl Target {
     /// The target at `location`: a served catalog (`x-catalog://…`, `oai+http(s)://…`
-    /// with `metadataPrefix=soif`), or the output of a sink of `format` (given, or from
+    /// with `metadataPrefix=soif` or `oai_dc`), or the output of a sink of `format` (given, or from
     /// the name) written with `charset`, as a pipeline's `[[sink]]` table gives it.
     pub fn new(
         location: &str,
@@ -68,26 +69,31 @@ impl Target {
         Target::of_sink(&sink)
     }
 
-    /// A catalog served by a server (`soif serve`): read back as RDM or OAI-PMH records
-    /// in the `soif` format. `None` when `location` is not such a URL.
+    /// A catalog served by a server (`soif serve`): read back as RDM records, or as
+    /// OAI-PMH records in the `soif` format (the whole record) or `oai_dc` (its Dublin
+    /// Core values, compared as such). `None` when `location` is not such a URL.
     pub fn served(location: &str) -> Result<Option<Target>, Error> {
         let lower = location.to_ascii_lowercase();
-        let format = if lower.starts_with("x-catalog://") {
-            RDM_CATALOG
-        } else if lower.starts_with("oai+http://") || lower.starts_with("oai+https://") {
-            if !lower.contains("metadataprefix=soif") {
+        let (format, projection) = if lower.starts_with("x-catalog://") {
+            (RDM_CATALOG, Projection::Served)
+        } else if soif_sources::oai::is_oai(location) {
+            let request = soif_sources::oai::OaiRequest::parse(location)?;
+            if request.set.is_some() || request.from.is_some() || request.until.is_some() {
                 return Err(Error::Config(format!(
-                    "{location}: soif verify compares an OAI-PMH repository's records in the soif format (metadataPrefix=soif); oai_dc holds only what the Dublin Core crosswalk keeps"
+                    "{location}: soif verify compares the whole repository with the sources: no set, from or until"
                 )));
             }
-            OAI_PMH
+            match request.format {
+                MetadataFormat::Soif => (OAI_PMH, Projection::Served),
+                _ => (OAI_PMH, Projection::OaiDc),
+            }
         } else {
             return Ok(None);
         };
         Ok(Some(Target {
             location: location.to_string(),
             format,
-            projection: Projection::Served,
+            projection,
             read: Read::Files(InputFormat::Auto),
         }))
     }
@@ -199,12 +205,17 @@ impl Target {
                     ..settings
                 };
                 let source = Box::new(InputSource::new(specs, settings));
+                // What the target holds is read, never quarantined.
+                let engine = EngineOptions {
+                    policy: soif_options::ErrorPolicy::Skip,
+                    ..engine
+                };
                 // A served catalog's deletions (OAI-PMH `deleted` headers) are absences.
                 let tombstones = !self.projection.is_catalog();
                 read_records(
                     source,
                     Vec::new(),
-                    self.projection,
+                    self.projection.read_back(),
                     parts,
                     engine,
                     None,

@@ -1,4 +1,4 @@
-//! Hostile and damaged input (issue "Hardening"): sizes chosen to overflow, counts that
+//! Hostile and damaged input: sizes chosen to overflow, counts that
 //! swallow good records, garbage glued to an object, unclosed envelopes, records of
 //! millions of attributes, and the lenient repairs that must never lose data.
 //!

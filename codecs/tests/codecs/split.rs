@@ -1,4 +1,4 @@
-//! Splits that are never wrong (issue "Scale out"): whatever the split size, down to one
+//! Splits that are never wrong: whatever the split size, down to one
 //! byte, the range decodes of a file's splits, concatenated, are exactly one sequential
 //! decode of it — every record once with its offset and record number, none invented from
 //! inside a value, the same errors with the same positions and raw bytes, the same lenient

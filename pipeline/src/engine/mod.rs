@@ -82,10 +82,11 @@ pub const CHANNEL_BATCHES: usize = 4;
 pub const IN_FLIGHT_BYTES: usize = 16 << 20;
 /// The unit of that budget (a semaphore permit).
 const PERMIT_BYTES: usize = 1024;
-/// Read buffer of the decoder: allocated in steps of this size…
-const READ_CAPACITY: usize = 1 << 20;
+/// Read buffer of the decoder: allocated in steps of this size… (the reader behind
+/// Python and Spark, `soif_reader`, grows its buffer by the same two constants.)
+pub const READ_CAPACITY: usize = 1 << 20;
 /// …whenever less than this is free for the next read.
-const READ_SPARE: usize = 256 * 1024;
+pub const READ_SPARE: usize = 256 * 1024;
 
 use soif_options::ErrorPolicy;
 
@@ -813,22 +814,42 @@ fn sink_loop(
                 }
                 Err(SinkError::Rejected(reason)) => {
                     let reason = format!("{} output refused the record: {reason}", sink.name());
-                    if let Err(e) = shared.sink_reject(batch.first_seq + i as u64, record, &reason)
-                    {
+                    let seq = batch.first_seq + i as u64;
+                    if let Err(e) = shared.sink_reject(Some(seq), record, &reason) {
                         result = Err(e);
                         break 'batches;
                     }
                 }
                 Err(SinkError::Fatal(e)) => return Err(e),
             }
+            if let Err(e) = reject_refused(sink, shared) {
+                result = Err(e);
+                break 'batches;
+            }
         }
         shared.sink_done(index, batch.first_seq + batch.records.len() as u64);
     }
     // Closing the channel tells the transform stage we are gone (if we stopped early).
     drop(rx);
-    sink.finish()?;
+    let finished = sink.finish();
+    result = result.and(reject_refused(sink, shared));
+    finished?;
     shared.add_sink_warnings(sink.warnings());
     result
+}
+
+/// Rejects the records `sink` took earlier and its destination refused since
+/// ([`Sink::take_refused`]).
+fn reject_refused(sink: &mut dyn Sink, shared: &Shared) -> Result<(), Error> {
+    for refused in sink.take_refused() {
+        let reason = format!(
+            "{} output refused the record: {}",
+            sink.name(),
+            refused.reason
+        );
+        shared.sink_reject(None, &refused.record, &reason)?;
+    }
+    Ok(())
 }
 
 /// State shared by the stages: the error policy and its counts.
@@ -965,12 +986,15 @@ impl Shared {
     }
 
     /// A sink refused record `seq`: counted once however many sinks refuse it.
-    fn sink_reject(&self, seq: u64, record: &Record, reason: &str) -> Result<(), Error> {
+    /// A record a sink refused: `seq` is its sequence number when the sink refused it as
+    /// it was written (then a record refused by several sinks counts once), `None` for
+    /// one refused later ([`Sink::take_refused`]).
+    fn sink_reject(&self, seq: Option<u64>, record: &Record, reason: &str) -> Result<(), Error> {
         let mut rejects = self
             .rejects
             .lock()
             .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
-        if rejects.pending.insert(seq) {
+        if seq.is_none_or(|seq| rejects.pending.insert(seq)) {
             rejects.sink_rejected_distinct += 1;
             if let Some(t) = rejects.per_input.tally(record.position.as_ref()) {
                 t.sink_rejected += 1;

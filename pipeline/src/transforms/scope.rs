@@ -6,7 +6,9 @@
 //! `since:1994-11-06`, `since:784111777`. A record is kept when its modification time is
 //! **at or after** DATE. Its modification time is the latest of the values of
 //! `Last-Modification-Time`, `Last-Modified` and `Update-Time` (names matched as in
-//! RFC 2655 §4; Unix seconds or HTTP dates, as Harvest and RDM wrote them).
+//! RFC 2655 §4; Unix seconds or HTTP dates, as Harvest and RDM wrote them): the record
+//! rule [`soif_codecs::rules::modified`], which the server's searches and the catalog's
+//! `year` facet share.
 //!
 //! A record without any of those dates, or whose dates cannot be read, cannot be shown to
 //! be modified since DATE and is left out; how many were, and one example, is reported
@@ -14,11 +16,8 @@
 
 use crate::{Emit, Error, Transform};
 use soif_codecs::rules::dates::{self, When};
-use soif_codecs::rules::names::values_matching;
+use soif_codecs::rules::modified::{modified, Undated, DATE_ATTRIBUTES};
 use soif_codecs::Record;
-
-/// The attributes that carry a record's modification time, in RDM and Harvest data.
-pub const DATE_ATTRIBUTES: &[&str] = &["Last-Modification-Time", "Last-Modified", "Update-Time"];
 
 /// The `since` transform.
 #[derive(Debug)]
@@ -51,23 +50,6 @@ impl Since {
             example: None,
         }
     }
-
-    /// The record's modification time: the latest readable date among
-    /// [`DATE_ATTRIBUTES`]. `Err(true)` when dates are present but none is readable,
-    /// `Err(false)` when there are none.
-    pub fn modified(record: &Record) -> Result<i64, bool> {
-        let mut latest: Option<i64> = None;
-        let mut seen = false;
-        for name in DATE_ATTRIBUTES {
-            for v in values_matching(record, name.as_bytes()) {
-                seen = true;
-                if let Some(t) = dates::parse(v) {
-                    latest = Some(latest.map_or(t.unix(), |l| l.max(t.unix())));
-                }
-            }
-        }
-        latest.ok_or(seen)
-    }
 }
 
 impl Transform for Since {
@@ -76,14 +58,13 @@ impl Transform for Since {
     }
 
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
-        match Since::modified(&record) {
+        match modified(&record) {
             Ok(t) if t >= self.since.unix() => out.emit(record),
             Ok(_) => Ok(()),
-            Err(present) => {
-                if present {
-                    self.unreadable += 1;
-                } else {
-                    self.undated += 1;
+            Err(why) => {
+                match why {
+                    Undated::Unreadable => self.unreadable += 1,
+                    Undated::Missing => self.undated += 1,
                 }
                 if self.example.is_none() {
                     self.example = Some(match &record.position {

@@ -5,8 +5,8 @@ use super::handle::{sql_err, Catalog, Reader};
 use crate::error::RequestError;
 use rusqlite::{params, OptionalExtension};
 use soif_codecs::rdm::{DataType, RdmDate, Schema, SchemaEntry, View};
+use soif_codecs::rules::modified::modified;
 use soif_codecs::{Action, Record};
-use soif_pipeline::transforms::scope::Since;
 use soif_pipeline::transforms::view::{Order, Select};
 use soif_pipeline::{Emit, Transform};
 use soif_store::fts;
@@ -308,7 +308,7 @@ impl Catalog {
                             .record_from_row(row)
                             .map_err(err(&format!("reading {}", table.table)))?;
                         if let Some(s) = since {
-                            match Since::modified(&record) {
+                            match modified(&record) {
                                 Ok(t) if t >= s => {}
                                 _ => continue,
                             }

@@ -165,14 +165,15 @@ impl Source {
         Ok(n.div_ceil(self.size))
     }
 
-    /// Writes `item` for each entry of part `part` (from 1) of `listing`.
+    /// Writes `item` for each entry of part `part` (from 1) of `listing`; how many
+    /// entries `item` wrote something for.
     pub(crate) fn entries(
         &self,
         listing: Listing,
         part: u64,
         sink: &mut Sink,
         item: impl Fn(&Entry, &mut String),
-    ) -> Result<(), DocError> {
+    ) -> Result<u64, DocError> {
         let skip = (part - 1) * self.size;
         let mut after: Option<(Bytes, Bytes)> = None;
         if skip > 0 {
@@ -181,9 +182,10 @@ impl Source {
                 .read(|s| nth_key(s, listing, skip - 1))?
                 .map_err(store_err)?;
             if after.is_none() {
-                return Ok(());
+                return Ok(0);
             }
         }
+        let mut written = 0;
         let mut left = self.size;
         let mut line = String::new();
         while left > 0 {
@@ -203,10 +205,13 @@ impl Source {
             for e in &page {
                 line.clear();
                 item(e, &mut line);
-                sink.push(&line)?;
+                if !line.is_empty() {
+                    written += 1;
+                    sink.push(&line)?;
+                }
             }
         }
-        Ok(())
+        Ok(written)
     }
 
     /// The absolute URL of a record's page (`suffix` "") or form (".soif"), escaped for
@@ -215,6 +220,15 @@ impl Source {
         let href = crate::web::record_href(&self.name, &e.template, &e.url, suffix);
         let url = format!("{}{href}", self.root);
         (url.len() <= MAX_LOC).then(|| escape_text(&url))
+    }
+
+    /// The absolute URL of the catalog's own page (`/NAME`), escaped for XML.
+    pub(crate) fn home(&self) -> String {
+        escape_text(&format!(
+            "{}/{}",
+            self.root,
+            crate::web::encode_component(self.name.as_bytes())
+        ))
     }
 
     /// The absolute URL of one of the catalog's documents, escaped for XML.
@@ -397,7 +411,7 @@ pub(crate) async fn live_list(
                 ));
             }
             sink.push(&format!("<urlset xmlns=\"{SITEMAP_NS}\"{ns}>\n{head}"))?;
-            src.entries(Listing::Live, part.unwrap_or(1), sink, |e, out| {
+            let written = src.entries(Listing::Live, part.unwrap_or(1), sink, |e, out| {
                 if let Some(loc) = src.record_loc(e, shape.suffix) {
                     let ds = &e.datestamp;
                     out.push_str(&format!(
@@ -405,6 +419,11 @@ pub(crate) async fn live_list(
                     ));
                 }
             })?;
+            if written == 0 && shape.rs.is_none() {
+                // The sitemaps schema wants at least one <url>: a catalog without a
+                // record page lists its own page (a resource list may be empty).
+                sink.push(&format!("<url><loc>{}</loc></url>\n", src.home()))?;
+            }
             sink.push("</urlset>\n")
         },
     )

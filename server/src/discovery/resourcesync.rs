@@ -9,9 +9,9 @@
 //!   (`/NAME/TEMPLATE/record.soif?url=URL`), `lastmod` its datestamp; `at` is the time
 //!   the list was made;
 //! - `/NAME/changelist.xml`: the latest changes, oldest first: records by the time they
-//!   last changed (`updated`: the catalog keeps when a record last changed, not whether
-//!   it was new then) and deletions (`deleted`; kept for ever) by the time they were
-//!   deleted, each with its `datetime`. It holds at most `--sitemap-size` changes, whole
+//!   last changed (`created` when the row was new then — its `soif_created` is its
+//!   datestamp —, else `updated`) and deletions (`deleted`; kept for ever) by the time
+//!   they were deleted, each with its `datetime`. It holds at most `--sitemap-size` changes, whole
 //!   seconds of them: `from` is the catalog's earliest datestamp when every change fits,
 //!   else the first second it holds whole; `until` is the time the list was made. A
 //!   client keeps the time of the last change it applied and skips the changes before
@@ -19,9 +19,12 @@
 //!
 //! The resource list comes in the datestamps' listing order (template, then URL); past
 //! `--sitemap-size` URLs it is a sitemap index of parts `?part=K`. The change list is one
-//! document (the stock client reads no change list index): making it reads every table
-//! once, keeping the newest changes only. Resources whose URL is longer than the
-//! sitemaps schema allows (2,048 characters) are left out.
+//! document: making it reads every table once, keeping the newest changes only. No
+//! change list index is served (the stock client would follow one): the catalog keeps
+//! no history, so every change since its earliest datestamp is one entry per record and
+//! deletion — the resource list again, in time order — and a client that has missed
+//! more than one list holds does as well with a new baseline. Resources whose URL is
+//! longer than the sitemaps schema allows (2,048 characters) are left out.
 //!
 //! ```text
 //! $ resync --baseline --delete http://127.0.0.1:8080/catalog=copy
@@ -174,8 +177,8 @@ pub async fn change_list(
         let until = now();
         let from = if changes.len() > n {
             // More changes than a list holds: it covers the seconds it holds whole.
-            let cut = changes[n].datestamp.clone();
-            changes.retain(|e| e.datestamp > cut);
+            let cut = changes[n].entry.datestamp.clone();
+            changes.retain(|c| c.entry.datestamp > cut);
             next_second(&cut)
         } else {
             src.catalog
@@ -189,12 +192,17 @@ pub async fn change_list(
             &up,
         ))?;
         let mut line = String::new();
-        for e in changes.iter().rev() {
+        for c in changes.iter().rev() {
+            let e = &c.entry;
             let Some(loc) = src.record_loc(e, ".soif") else {
                 continue;
             };
             let ds = &e.datestamp;
-            let change = if e.deleted { "deleted" } else { "updated" };
+            let change = match (e.deleted, c.created) {
+                (true, _) => "deleted",
+                (false, true) => "created",
+                (false, false) => "updated",
+            };
             line.clear();
             line.push_str(&format!(
                 "<url><loc>{loc}</loc><lastmod>{ds}</lastmod>\

@@ -1,7 +1,8 @@
 //! `/robots.txt` and `/NAME/sitemap.xml`: the record pages for search engines.
 //!
 //! A catalog's sitemap lists the page of each live record (`/NAME/TEMPLATE/record?url=`)
-//! with its datestamp as `lastmod`; past `--sitemap-size` URLs (at most 50,000) it is a
+//! with its datestamp as `lastmod` (a catalog without records lists its own page, `/NAME`:
+//! the schema wants a `<url>` at least); past `--sitemap-size` URLs (at most 50,000) it is a
 //! sitemap index of parts `/NAME/sitemap.xml?part=K`. `/robots.txt` names every
 //! catalog's sitemap (absolute URLs: `--public-url`, else the request's `Host`).
 //!

@@ -7,6 +7,7 @@
 //! /NAME/-/facets.json?type=Text&_facet=year  the year facet only, as JSON
 //! /NAME/-/facets.csv?_size=100             the 100 largest values of each, as CSV
 //! /NAME/FILE?year=1996&host=example.org    FILE records narrowed, with their facets
+//! /NAME/FILE.csv?year=1996                 the same records as CSV, a page at a time
 //! /NAME/-/search?q=harvest&type__isnull=1  keyword hits without a Type
 //! ```
 //!
@@ -15,7 +16,8 @@
 //! shows only those facets, `_size=N` the N values with most records (default
 //! [`DEFAULT_SIZE`], at most [`MAX_SIZE`]); the rest is summed up as "other". The data
 //! forms are the page's URL with `.json` or `.csv` before the query string, or
-//! `?_format=json` / `?_format=csv` (as Datasette names them).
+//! `?_format=json` / `?_format=csv` (as Datasette names them); the list pages take them
+//! too ([`Format`]; their CSV: `super::results`).
 //!
 //! What each facet's value is, and why the counts come from a count table in the
 //! catalog: [`soif_store::facets`]. A page whose records are exactly a narrowing (a
@@ -68,18 +70,48 @@ impl Format {
         } else {
             (segment, None)
         };
-        let by_param = match params.text("_format").as_str() {
-            "" => None,
-            "json" => Some(Format::Json),
-            "csv" => Some(Format::Csv),
-            "html" => Some(Format::Html),
-            other => {
-                return Err(WebError::BadRequest(format!(
-                    "_format: {other:?} is not json, csv or html"
-                )))
-            }
+        Ok((
+            segment,
+            Format::by_param(params)?
+                .or(by_suffix)
+                .unwrap_or(Format::Html),
+        ))
+    }
+
+    /// The form `_format` alone asks for (a segment that is a name as it stands, such as
+    /// a template called `x.json`, has no suffix to read).
+    pub(crate) fn of_params(params: &Params) -> Result<Format, WebError> {
+        Ok(Format::by_param(params)?.unwrap_or(Format::Html))
+    }
+
+    fn by_param(params: &Params) -> Result<Option<Format>, WebError> {
+        match params.text("_format").as_str() {
+            "" => Ok(None),
+            "json" => Ok(Some(Format::Json)),
+            "csv" => Ok(Some(Format::Csv)),
+            "html" => Ok(Some(Format::Html)),
+            other => Err(WebError::BadRequest(format!(
+                "_format: {other:?} is not json, csv or html"
+            ))),
+        }
+    }
+
+    /// Whether errors are answered as data rather than as a page.
+    pub(crate) fn is_data(self) -> bool {
+        self != Format::Html
+    }
+
+    /// A page URL in this form: `.json` or `.csv` before the query string.
+    pub(crate) fn href(self, href: &str) -> String {
+        let suffix = match self {
+            Format::Html => return href.to_string(),
+            Format::Json => ".json",
+            Format::Csv => ".csv",
         };
-        Ok((segment, by_param.or(by_suffix).unwrap_or(Format::Html)))
+        match href.split_once('?') {
+            Some((p, q)) => format!("{p}{suffix}?{q}"),
+            None => format!("{href}{suffix}"),
+        }
     }
 }
 
@@ -378,8 +410,7 @@ pub(crate) fn narrowed_records(
 /// The CSV form: `facet,value,count,kind` — `kind` is `value`, `none` (the records
 /// without a value) or `other` (the values not shown, summed).
 pub(crate) fn csv_reply(facets: &[FacetView]) -> Result<Response, WebError> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut rows = || -> csv::Result<()> {
+    let body = csv_body(|w| {
         w.write_record(["facet", "value", "count", "kind"])?;
         for f in facets {
             for v in &f.results {
@@ -392,14 +423,26 @@ pub(crate) fn csv_reply(facets: &[FacetView]) -> Result<Response, WebError> {
                 w.write_record([f.name, "", &f.other_count.to_string(), "other"])?;
             }
         }
-        w.flush()?;
         Ok(())
+    })?;
+    Ok(([(header::CONTENT_TYPE, CSV)], body).into_response())
+}
+
+/// The media type of the CSV forms.
+pub(crate) const CSV: &str = "text/csv; charset=utf-8";
+
+/// A CSV document written by `rows`.
+pub(crate) fn csv_body(
+    rows: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> csv::Result<()>,
+) -> Result<Vec<u8>, WebError> {
+    let failed = |e: &dyn std::fmt::Display| {
+        WebError::Request(RequestError::Internal(format!("writing CSV: {e}")))
     };
-    rows().map_err(|e| WebError::Request(RequestError::Internal(format!("writing CSV: {e}"))))?;
-    let body = w
-        .into_inner()
-        .map_err(|e| WebError::Request(RequestError::Internal(format!("writing CSV: {e}"))))?;
-    Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], body).into_response())
+    let mut w = csv::Writer::from_writer(Vec::new());
+    rows(&mut w)
+        .and_then(|()| w.flush().map_err(csv::Error::from))
+        .map_err(|e| failed(&e))?;
+    w.into_inner().map_err(|e| failed(&e))
 }
 
 /// `GET /NAME/-/facets`, `.json`, `.csv`: the facets of the catalog's records, narrowed

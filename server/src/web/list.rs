@@ -2,11 +2,10 @@
 
 use super::facets::{
     facets_available, facets_missing, indexed_counts, narrowed_records, narrowing_query, views,
-    FacetQuery,
+    FacetQuery, Format,
 };
 use super::page::{
-    catalog_of, data_form, encode_component, encode_str, guarded, Crumb, Params, WebError,
-    PAGE_SIZE,
+    catalog_of, encode_component, encode_str, guarded, Crumb, Params, WebError, PAGE_SIZE,
 };
 use super::results::{list_reply, ListReply};
 use super::summary::catalog_row;
@@ -21,23 +20,22 @@ use soif_codecs::Record;
 use soif_store::facets::{Facet, Narrowing};
 use std::sync::Arc;
 
-/// `GET /NAME/TEMPLATE` (a template's records) and `/NAME/-/search` (results), with
-/// their `.json` forms.
+/// `GET /NAME/TEMPLATE` (a template's records), with its `.json` and `.csv` forms.
 pub async fn list_page(
     State(state): State<Arc<AppState>>,
     Path((name, segment)): Path<(String, String)>,
     client: Option<Extension<ClientAddr>>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    let json = segment.ends_with(".json");
-    guarded(state, client, json, move |st| {
+    let params = Params::parse(raw.as_deref());
+    let data = Format::of(&segment, &params).is_ok_and(|(_, f)| f.is_data());
+    guarded(state, client, data, move |st| {
         let (_, catalog) = catalog_of(st, &name)?;
-        let params = Params::parse(raw.as_deref());
         let page = params.page()?;
-        let (segment, json) = if catalog_has_template(&catalog, segment.as_bytes())? {
-            (segment.as_str(), false)
+        let (segment, format) = if catalog_has_template(&catalog, segment.as_bytes())? {
+            (segment.as_str(), Format::of_params(&params)?)
         } else {
-            data_form(&segment)
+            Format::of(&segment, &params)?
         };
         let base = format!("/{}", encode_str(&name));
         let row = catalog_row(&catalog)?;
@@ -77,7 +75,7 @@ pub async fn list_page(
         };
         let narrowed = narrowing_query(&by);
         list_reply(ListReply {
-            json,
+            format,
             catalog: &name,
             heading: format!("{tpl} records in {name}"),
             records,

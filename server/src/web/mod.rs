@@ -5,8 +5,8 @@
 //! |---|---|
 //! | `/` (`/.json`) | the catalogs, their templates, record counts and latest load |
 //! | `/NAME` (`/NAME.json`) | one catalog and its search form |
-//! | `/NAME/-/search?q=&match=&since=&template=&page=` (`search.json`) | search results, with their facets |
-//! | `/NAME/TEMPLATE?page=` (`/NAME/TEMPLATE.json`) | a template's records, with their facets |
+//! | `/NAME/-/search?q=&match=&since=&template=&page=` (`search.json`, `search.csv`) | search results, with their facets |
+//! | `/NAME/TEMPLATE?page=` (`/NAME/TEMPLATE.json`, `.csv`) | a template's records, with their facets |
 //! | `/NAME/-/facets?type=&year=&host=&template=` (`facets.json`, `facets.csv`) | counts by template, `Type`, year and host ([`facets`]) |
 //! | `/NAME/TEMPLATE/record?url=URL` | one record (with its schema.org JSON-LD, [`jsonld`]); `record.json`, `record.soif`, `record.rdf` |
 //! | `/NAME/TEMPLATE/record.value?url=URL&i=N` | the N-th value (flattened order), as bytes |

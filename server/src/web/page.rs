@@ -295,11 +295,3 @@ pub(crate) fn catalog_segment(
     let (i, c) = catalog_of(st, name)?;
     Ok((i, c, json))
 }
-
-/// The `.json` form of a page URL: `.json` before the query string.
-pub(crate) fn json_href(href: &str) -> String {
-    match href.split_once('?') {
-        Some((p, q)) => format!("{p}.json?{q}"),
-        None => format!("{href}.json"),
-    }
-}

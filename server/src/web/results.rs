@@ -1,13 +1,13 @@
 //! A page of records, as search results or a template's list: its rows, links to each
 //! record, the search form above it, and its pages.
 
-use super::facets::FacetView;
+use super::facets::{csv_body, FacetView, Format, CSV};
 use super::page::{
-    encode_component, encode_str, html, json_body, json_href, render, Crumb, Params, WebError,
-    PAGE_SIZE,
+    encode_component, encode_str, html, json_body, render, Crumb, Params, WebError, PAGE_SIZE,
 };
 use super::summary::CatalogRow;
 use super::view::{self, text_of};
+use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use minijinja::context;
 use serde::Serialize;
@@ -97,7 +97,8 @@ pub fn record_href(catalog: &str, template: &[u8], url: &[u8], suffix: &str) -> 
 }
 
 pub(crate) struct ListReply<'a, F: Fn(u64) -> String> {
-    pub(crate) json: bool,
+    /// The page, or its JSON or CSV form.
+    pub(crate) format: Format,
     pub(crate) catalog: &'a str,
     pub(crate) heading: String,
     pub(crate) records: Vec<Record>,
@@ -128,26 +129,32 @@ pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Re
         .then(|| format!("{}?{}", l.here, (l.query)(l.page + 1)));
     let prev_href = (l.page > 1).then(|| format!("{}?{}", l.here, (l.query)(l.page - 1)));
     let mut facets = l.facets;
-    if l.json {
-        for v in facets
-            .iter_mut()
-            .flatten()
-            .flat_map(|f| f.results.iter_mut())
-        {
-            v.toggle_url = json_href(&v.toggle_url);
+    match l.format {
+        Format::Json => {
+            for v in facets
+                .iter_mut()
+                .flatten()
+                .flat_map(|f| f.results.iter_mut())
+            {
+                v.toggle_url = Format::Json.href(&v.toggle_url);
+            }
+            let v = serde_json::json!({
+                "facets": facets,
+                "page": l.page,
+                "page_size": PAGE_SIZE,
+                "next": next_href.as_ref().map(|h| Format::Json.href(h)),
+                "previous": prev_href.as_ref().map(|h| Format::Json.href(h)),
+                "records": l.records.iter().map(view::record_json).collect::<Vec<_>>(),
+                "rows": rows,
+            });
+            return Ok(json_body(&v).into_response());
         }
-        let v = serde_json::json!({
-            "facets": facets,
-            "page": l.page,
-            "page_size": PAGE_SIZE,
-            "next": next_href.as_ref().map(|h| json_href(h)),
-            "previous": prev_href.as_ref().map(|h| json_href(h)),
-            "records": l.records.iter().map(view::record_json).collect::<Vec<_>>(),
-            "rows": rows,
-        });
-        return Ok(json_body(&v).into_response());
+        Format::Csv => return csv_rows(&l.records, &rows, next_href, prev_href),
+        Format::Html => {}
     }
-    let data_href = json_href(&format!("{}?{}", l.here, (l.query)(l.page)));
+    let this = format!("{}?{}", l.here, (l.query)(l.page));
+    let data_href = Format::Json.href(&this);
+    let csv_href = Format::Csv.href(&this);
     let show_score = rows.iter().any(|r| r.score.is_some());
     let summary = if rows.is_empty() {
         String::new()
@@ -163,10 +170,46 @@ pub(crate) fn list_reply<F: Fn(u64) -> String>(l: ListReply<'_, F>) -> Result<Re
         "list.html",
         context! {
             heading => l.heading, rows, summary, page => l.page, next_href, prev_href,
-            crumbs => l.crumbs, data_href, show_score, show_template => l.form.is_some(),
+            crumbs => l.crumbs, data_href, csv_href, show_score, show_template => l.form.is_some(),
             show_form => l.form.is_some(), form => l.form.unwrap_or_default(),
             catalog => l.catalog, search_action => l.row.search_href, templates => l.row.templates,
             error => l.error, facets, hidden => l.hidden, version => env!("CARGO_PKG_VERSION"),
         },
     )?))
+}
+
+/// The CSV form of a page of records: `n,template,url,title,score,href`, one row per
+/// record (the template and URL as their bytes, the title as the page shows it); the
+/// next and previous pages, in CSV, in a `Link` header (`rel="next"`, `rel="prev"`).
+fn csv_rows(
+    records: &[Record],
+    rows: &[ResultRow],
+    next_href: Option<String>,
+    prev_href: Option<String>,
+) -> Result<Response, WebError> {
+    let body = csv_body(|w| {
+        w.write_record(["n", "template", "url", "title", "score", "href"])?;
+        for (r, row) in records.iter().zip(rows) {
+            w.write_record([
+                row.n.to_string().as_bytes(),
+                &r.template,
+                &r.url,
+                row.title.as_bytes(),
+                row.score.as_deref().unwrap_or_default().as_bytes(),
+                row.href.as_bytes(),
+            ])?;
+        }
+        Ok(())
+    })?;
+    let links: Vec<String> = [(next_href, "next"), (prev_href, "prev")]
+        .into_iter()
+        .filter_map(|(h, rel)| h.map(|h| format!("<{}>; rel=\"{rel}\"", Format::Csv.href(&h))))
+        .collect();
+    let mut reply = ([(header::CONTENT_TYPE, CSV)], body).into_response();
+    if let Ok(v) = HeaderValue::from_str(&links.join(", ")) {
+        if !links.is_empty() {
+            reply.headers_mut().insert(header::LINK, v);
+        }
+    }
+    Ok(reply)
 }

@@ -3,7 +3,7 @@
 
 use super::facets::{
     facets_available, hidden_fields, indexed_counts, narrowed_records, narrowing_query, views,
-    FacetQuery, Tally,
+    FacetQuery, Format, Tally,
 };
 use super::page::{catalog_of, encode_str, guarded, Crumb, Params, WebError, PAGE_SIZE};
 use super::results::{list_reply, ListReply, SearchForm};
@@ -14,9 +14,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use axum::Extension;
 use soif_codecs::rdm::View;
+use soif_codecs::rules::modified::modified;
 use soif_codecs::Record;
 use soif_pipeline::transforms::matching::Match;
-use soif_pipeline::transforms::scope::Since;
 use soif_store::facets::{Facet, FacetCounts, FacetKey, Narrowing};
 use std::sync::Arc;
 
@@ -76,7 +76,7 @@ impl Search {
             return false;
         }
         if let (Scope::Keywords(_), Some(since)) = (&self.scope, self.since) {
-            match Since::modified(r) {
+            match modified(r) {
                 Ok(t) if t >= since => {}
                 _ => return false,
             }
@@ -178,20 +178,21 @@ pub(crate) fn search_counts(
     Ok((counts, complete))
 }
 
-/// `GET /NAME/-/search` and `/NAME/-/search.json`.
+/// `GET /NAME/-/search`, with its `.json` and `.csv` forms.
 pub async fn search_page(
     State(state): State<Arc<AppState>>,
     Path((name, segment)): Path<(String, String)>,
     client: Option<Extension<ClientAddr>>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    let json = segment == "search.json";
-    guarded(state, client, json, move |st| {
-        if segment != "search" && segment != "search.json" {
+    let params = Params::parse(raw.as_deref());
+    let data = Format::of(&segment, &params).is_ok_and(|(_, f)| f.is_data());
+    guarded(state, client, data, move |st| {
+        let (segment, format) = Format::of(&segment, &params)?;
+        if segment != "search" {
             return Err(WebError::NotFound("no such page".into()));
         }
         let (_, catalog) = catalog_of(st, &name)?;
-        let params = Params::parse(raw.as_deref());
         let page = params.page()?;
         let form = SearchForm::from(&params);
         let base = format!("/{}", encode_str(&name));
@@ -212,7 +213,7 @@ pub async fn search_page(
         // The form's own fields carry the template.
         let narrowed = narrowing_query(&fq.narrowing.without(Facet::Template));
         list_reply(ListReply {
-            json,
+            format,
             catalog: &name,
             heading: format!("Search {name}"),
             records,

@@ -198,3 +198,26 @@ async fn resourcesync_documents_lead_from_the_source_description_to_the_records(
     assert_eq!(status, 404);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_empty_catalogs_sitemap_lists_the_catalogs_page() {
+    let server = Server::start_with(&["empty"], Some(TOKEN), |_| {}).await;
+    let b = &server.base;
+    // The sitemaps schema wants a <url> at least: the catalog's own page.
+    let (status, _, sitemap) = get(&server, "/empty/sitemap.xml").await;
+    assert_eq!(status, 200, "{sitemap}");
+    assert!(sitemap.contains("<urlset"), "{sitemap}");
+    assert_eq!(all(&sitemap, "loc"), [format!("{b}/empty")]);
+    assert!(all(&sitemap, "lastmod").is_empty(), "{sitemap}");
+    let (status, _, page) = get(&server, "/empty").await;
+    assert_eq!(status, 200, "{page}");
+    // A resource list and a change list may be empty: they list records only.
+    let (status, _, resources) = get(&server, "/empty/resourcelist.xml").await;
+    assert_eq!(status, 200, "{resources}");
+    assert!(resources.contains("<urlset"), "{resources}");
+    assert!(!resources.contains("<url>"), "{resources}");
+    let (status, _, changes) = get(&server, "/empty/changelist.xml").await;
+    assert_eq!(status, 200, "{changes}");
+    assert!(!changes.contains("<url>"), "{changes}");
+    server.stop().await;
+}
