@@ -94,7 +94,7 @@ impl<W: Write + Send> RdfSink<W> {
                 lines: String::new(),
             }
         } else {
-            Output::Serializer(serializer.for_writer(out))
+            Output::Serializer(Box::new(serializer.for_writer(out)))
         };
         RdfSink {
             out: Some(out),
@@ -168,7 +168,7 @@ impl<W: Write + Send> Sink for RdfSink<W> {
 /// Where the triples go.
 enum Output<W: Write + Send> {
     /// `oxrdfio`'s serialiser (Turtle, JSON-LD, RDF/XML: they group a record's triples).
-    Serializer(WriterQuadSerializer<W>),
+    Serializer(Box<WriterQuadSerializer<W>>),
     /// N-Triples: each record's lines ([`ntriples::push_line`]: what `oxttl`'s serialiser
     /// writes, byte for byte), made in one reused buffer and written at once.
     Lines { out: W, lines: String },
