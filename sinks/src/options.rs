@@ -154,7 +154,8 @@ sink_options! {
     bom: bool => [Csv];
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
-    /// RDM and SPARQL records per POST (default 1000).
+    /// RDM and SPARQL records per POST (default 1000; SPARQL with --graph-store 10000,
+    /// and at most 64 MiB).
     #[arg(long, value_name = "N")]
     batch_size: Option<usize> => [Sqlite, Rdm, Sparql];
 
