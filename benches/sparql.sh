@@ -4,10 +4,13 @@
 #
 #   benches/sparql.sh                                   # SIZE=200MB
 #   WORK=/tmp/sparqlbench SIZE=5MB benches/sparql.sh    # a quick check
-#   ROWS="one bulk" benches/sparql.sh                  # some rows only (soif one bulk)
+#   ROWS="one bulk" benches/sparql.sh                  # some rows only (soif update one bulk)
 #
-# Rows (wall seconds; records per second; peak RSS of the loading process):
-#   soif convert x.soif --to sparql -o http://…/update      batches of 1000 records
+# Rows (wall seconds; records per second; peak RSS of the loading process; CPU seconds
+# of the loading process and of the server):
+#   soif convert x.soif --to sparql -o http://…/update --graph-store 'http://…/store?no_transaction'
+#                                                            drops by update, N-Quads bulk-loaded
+#   soif convert x.soif --to sparql -o http://…/update      SPARQL Update alone
 #   one PUT /store?graph=G per record (the Graph Store Protocol, N-Triples, keep-alive)
 #   oxigraph load --file x.nt                                the bulk loader, no server
 # Each server is Oxigraph's (`oxigraph serve --location DIR`, on disk, fresh for each
@@ -76,15 +79,28 @@ count() {
         "$BASE/query" | tail -1 | tr -d '\r'
 }
 
-# timed CMD...: runs it, prints "seconds peak_rss_mib".
+# server_cpu: the CPU seconds (user + system) the server has used so far, or 0.
+server_cpu() {
+    if [ -n "$SERVER" ] && [ -r "/proc/$SERVER/stat" ]; then
+        awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$SERVER/stat"
+    else
+        echo 0
+    fi
+}
+
+# timed CMD...: runs it, prints "seconds peak_rss_mib cpu_seconds server_cpu_seconds"
+# (the server's CPU while CMD ran).
 timed() {
-    /usr/bin/time -o "$WORK/time.txt" -f '%e %M' "$@" >/dev/null 2>"$WORK/stderr.txt" || {
+    local before
+    before=$(server_cpu)
+    /usr/bin/time -o "$WORK/time.txt" -f '%e %M %U %S' "$@" >/dev/null 2>"$WORK/stderr.txt" || {
         cat "$WORK/stderr.txt" >&2
         exit 1
     }
-    local out
-    out=$(tail -1 "$WORK/time.txt")
-    printf '%s %.1f\n' "${out% *}" "$(echo "${out#* } / 1024" | bc -l)"
+    local e m u s
+    read -r e m u s < <(tail -1 "$WORK/time.txt")
+    printf '%s %.1f %.2f %.2f\n' "$e" "$(echo "$m / 1024" | bc -l)" "$(echo "$u + $s" | bc -l)" \
+        "$(echo "$(server_cpu) - $before" | bc -l)"
 }
 
 check() { # check ROW COUNT
@@ -122,37 +138,46 @@ EOF
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg); $("$OXIGRAPH" --version)"
 echo "input: $SIZE generated ($RECORDS records; $(stat -c %s "$DATA") bytes of SOIF; $TRIPLES triples, $(stat -c %s "$NT") bytes of N-Triples)"
-printf '| %-58s | %8s | %10s | %12s |\n' load seconds records/s "peak RSS MiB"
-printf '|%s|%s|%s|%s|\n' ------------------------------------------------------------ ---------- ------------ --------------
-row() { # row LABEL SECONDS RSS
-    printf '| %-58s | %8s | %10.0f | %12s |\n' "$1" "$2" "$(echo "$RECORDS / $2" | bc -l)" "$3"
+printf '| %-64s | %8s | %10s | %12s | %8s | %12s |\n' load seconds records/s "peak RSS MiB" "CPU s" "server CPU s"
+printf '|%s|%s|%s|%s|%s|%s|\n' ------------------------------------------------------------------ ---------- ------------ -------------- ---------- --------------
+row() { # row LABEL SECONDS RSS CPU SERVER_CPU
+    printf '| %-64s | %8s | %10.0f | %12s | %8s | %12s |\n' "$1" "$2" "$(echo "$RECORDS / $2" | bc -l)" "$3" "$4" "$5"
 }
 
-ROWS=${ROWS:-"soif one bulk"}
+ROWS=${ROWS:-"soif update one bulk"}
 SOIF_S= ONE_S= BULK_S=
 if [[ " $ROWS " == *" soif "* ]]; then
 start_server "$WORK/db-soif"
-read -r SOIF_S m < <(timed "$SOIF" convert "$DATA" --to sparql -o "$BASE/update" -q)
+read -r SOIF_S m c sc < <(timed "$SOIF" convert "$DATA" --to sparql -o "$BASE/update" \
+    --graph-store "$BASE/store?no_transaction" -q)
 check soif "$(count)"
-row "soif convert --to sparql (batches of 1000 records)" "$SOIF_S" "$m"
+row "soif convert --to sparql --graph-store …/store?no_transaction" "$SOIF_S" "$m" "$c" "$sc"
+stop_server
+fi
+
+if [[ " $ROWS " == *" update "* ]]; then
+start_server "$WORK/db-update"
+read -r s m c sc < <(timed "$SOIF" convert "$DATA" --to sparql -o "$BASE/update" -q)
+check update "$(count)"
+row "soif convert --to sparql (SPARQL Update alone)" "$s" "$m" "$c" "$sc"
 stop_server
 fi
 
 if [[ " $ROWS " == *" one "* ]]; then
 start_server "$WORK/db-one"
-read -r ONE_S m < <(timed "$PY" "$WORK/one_by_one.py" 127.0.0.1 "${BASE##*:}" "$NT")
+read -r ONE_S m c sc < <(timed "$PY" "$WORK/one_by_one.py" 127.0.0.1 "${BASE##*:}" "$NT")
 check one-by-one "$(count)"
-row "one PUT /store?graph=G per record (N-Triples)" "$ONE_S" "$m"
+row "one PUT /store?graph=G per record (N-Triples)" "$ONE_S" "$m" "$c" "$sc"
 stop_server
 fi
 
 if [[ " $ROWS " == *" bulk "* ]]; then
 rm -rf "$WORK/db-bulk"
-read -r BULK_S m < <(timed "$OXIGRAPH" load --location "$WORK/db-bulk" --file "$NT")
+read -r BULK_S m c sc < <(timed "$OXIGRAPH" load --location "$WORK/db-bulk" --file "$NT")
 start_server "$WORK/db-bulk" keep
 check bulk "$(count)"
 stop_server
-row "oxigraph load --file x.nt (bulk, no server)" "$BULK_S" "$m"
+row "oxigraph load --file x.nt (bulk, no server)" "$BULK_S" "$m" "$c" "-"
 fi
 
 if [ -n "$SOIF_S" ] && [ -n "$ONE_S" ] && [ -n "$BULK_S" ]; then

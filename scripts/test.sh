@@ -82,11 +82,15 @@ python_tests() {
     if [ ${#PYTHON_SUITES[@]} -eq 0 ]; then
         return 0
     fi
-    browser
-    java_runtime
-    python_env
-    # The soif package itself (python/: PyO3 + maturin), built from source as a user would.
-    .venv/bin/python -m pip install --quiet ./python
+    # The soif package itself (python/: PyO3 + maturin), built from source as a user
+    # would, with two differences that only make it build faster: the `ci-bindings`
+    # profile (root Cargo.toml: `release` without debug information), and the
+    # maturin of tests/python/requirements.txt (found on PATH) rather than one installed
+    # into an isolated build environment. The JVM data source's library below is built
+    # with the same profile in the same target directory: the crates both use compile once.
+    export SOIF_CARGO_PROFILE=ci-bindings
+    PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--profile $SOIF_CARGO_PROFILE" \
+        .venv/bin/python -m pip install --quiet --no-build-isolation ./python
     # The suites drive the `soif` binary built by the Rust tests (target/debug/soif).
     export SOIF_BIN="${SOIF_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/soif}"
     # Spark's Python workers must import the same soif package: the venv's interpreter.
@@ -112,9 +116,32 @@ python_tests() {
     return "$status"
 }
 
+# Everything: the Debian packages first (sudo may ask for a password), then the Python
+# suites' packages download and install into .venv in the background while the Rust suite
+# compiles (the one waits on the network, the other on the CPU); their output is shown
+# only if they fail.
+all_tests() {
+    browser
+    java_runtime
+    local setup_log setup
+    setup_log="$(mktemp)"
+    python_env >"$setup_log" 2>&1 &
+    setup=$!
+    trap "kill $setup 2>/dev/null || true" EXIT
+    rust_tests
+    if ! wait "$setup"; then
+        cat "$setup_log" >&2
+        echo "installing the Python suites' packages into .venv failed" >&2
+        return 1
+    fi
+    trap - EXIT
+    rm -f "$setup_log"
+    python_tests
+}
+
 case "$only" in
     rust) rust_tests ;;
-    python) python_tests ;;
-    all) rust_tests; python_tests ;;
+    python) browser; java_runtime; python_env; python_tests ;;
+    all) all_tests ;;
     *) echo "SOIF_TEST_ONLY: rust, python or all" >&2; exit 2 ;;
 esac

@@ -116,6 +116,27 @@ impl Reporter {
         eprintln!("{line}");
     }
 
+    /// A later phase of a command, counted in steps (`soif verify`'s partitions compared
+    /// after reading): the bar (a terminal only) shows `done/total` and `what`.
+    pub fn steps(&self, what: &str, done: u64, total: u64) {
+        if let Some(bar) = &self.bar {
+            if bar.length() != Some(total) || bar.message() != what {
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                bar.set_length(total);
+                bar.set_message(what.to_string());
+                bar.set_position(done);
+                // Shown at once: the new phase may end before the next redraw is due.
+                bar.force_draw();
+            }
+            bar.set_position(done);
+        }
+    }
+
     /// Clears the bar before an error message.
     pub fn abandon(&self) {
         if let Some(bar) = &self.bar {

@@ -82,7 +82,8 @@ pub fn column_list(schema: &Schema) -> String {
 
 /// Checks that `schema` is this layout: its metadata names it (with this version) and its
 /// columns have the layout's names and types. Extra metadata is fine (a Parquet file
-/// also carries its inputs and soif's version).
+/// also carries its inputs and soif's version), and so is another name for the list's
+/// item field (pyarrow, like the Parquet format, calls it `element`).
 pub fn check_schema(schema: &Schema) -> Result<(), LayoutError> {
     let meta = schema.metadata();
     match (meta.get(LAYOUT_KEY), meta.get(VERSION_KEY)) {
@@ -110,7 +111,7 @@ pub fn check_schema(schema: &Schema) -> Result<(), LayoutError> {
             .map_err(|_| LayoutError::Schema {
                 reason: format!("column `{}` is missing", f.name()),
             })?;
-        if got.data_type() != f.data_type() {
+        if !got.data_type().equals_datatype(f.data_type()) {
             return Err(LayoutError::Schema {
                 reason: format!(
                     "column `{}` is {}, the layout has {}",
@@ -122,4 +123,31 @@ pub fn check_schema(schema: &Schema) -> Result<(), LayoutError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_item_may_have_another_name_but_not_another_type() {
+        let with_item = |item: Field| {
+            let fields: Vec<Field> = schema()
+                .fields()
+                .iter()
+                .map(|f| match f.name().as_str() {
+                    "attributes" => {
+                        Field::new("attributes", DataType::List(Arc::new(item.clone())), true)
+                    }
+                    _ => f.as_ref().clone(),
+                })
+                .collect();
+            Schema::new_with_metadata(fields, schema().metadata().clone())
+        };
+        let element = Field::new("element", DataType::Struct(attribute_fields()), true);
+        assert!(check_schema(&with_item(element)).is_ok());
+        let other = Field::new("element", DataType::Utf8, true);
+        let err = check_schema(&with_item(other)).unwrap_err().to_string();
+        assert!(err.contains("column `attributes`"), "{err}");
+    }
 }

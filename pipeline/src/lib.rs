@@ -15,7 +15,7 @@ pub mod transforms;
 
 pub use checkpoint::{Checkpoint, Checkpoints};
 pub use engine::{Engine, EngineOptions, InputCounts, Observer, Summary};
-pub use sink::{Sink, SinkError};
+pub use sink::{Refused, Sink, SinkError};
 /// The engine's error, defined at the bottom of the crate graph
 /// ([`soif_codecs::run_error`]) so that the catalog store, which does not depend on the
 /// engine, returns the same errors.

@@ -37,4 +37,21 @@ pub trait Sink: Send {
     fn take_notices(&mut self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Records written earlier that the destination has refused since, each with its
+    /// reason, taken once: a sink that sends batches learns that a record is refused only
+    /// when its batch is answered (the `sparql` sink splits a refused batch until it
+    /// finds the records refused). The engine asks after each write and after
+    /// [`Sink::finish`], and rejects each as if `write` had refused it (`--on-error`).
+    fn take_refused(&mut self) -> Vec<Refused> {
+        Vec::new()
+    }
+}
+
+/// A record a sink took that its destination refused later ([`Sink::take_refused`]).
+#[derive(Debug, Clone)]
+pub struct Refused {
+    pub record: Record,
+    /// The destination's reason.
+    pub reason: String,
 }

@@ -330,6 +330,7 @@ impl From<&SinkOptions> for sparql::Config {
             output: o.output.clone(),
             token: o.token.clone(),
             batch_size: o.batch_size,
+            graph_store: o.graph_store.clone(),
         }
     }
 }
@@ -504,6 +505,10 @@ mod tests {
             "parquet_layout" => (&["--parquet-layout", "wide"], "parquet_layout = \"wide\""),
             "token" => (&["--token", "secret"], "token = \"secret\""),
             "gzip_posts" => (&["--gzip-posts"], "gzip_posts = true"),
+            "graph_store" => (
+                &["--graph-store", "http://h/store"],
+                "graph_store = \"http://h/store\"",
+            ),
             other => panic!("no sample for the option {other}: add one"),
         }
     }

@@ -2,7 +2,8 @@
 //! `rdm` sink to a catalog server, the `sparql` sink to a SPARQL Update endpoint).
 //!
 //! A [`Poster`] owns the HTTP client and sends one request body again and again until the
-//! server stores it, refuses it, or [`RETRIES`] retries have failed:
+//! server stores it, refuses it, or [`RETRIES`] retries have failed (or a short sequence
+//! of requests, [`Poster::post_all`], sent again from its first whenever one fails):
 //! - a connection error, a broken-off exchange or an HTTP 5xx is retried with exponential
 //!   backoff (0.25 s, 0.5 s, 1 s, … capped at [`MAX_BACKOFF`]);
 //! - a `429 Too Many Requests` or `503 Service Unavailable` is retried after the reply's
@@ -75,6 +76,8 @@ pub enum Attempt {
 /// A server's reply, for a sink to judge.
 #[derive(Debug)]
 pub struct Reply {
+    /// The URL the request went to.
+    pub url: String,
     pub status: reqwest::StatusCode,
     /// The `Content-Type` header, as text.
     pub content_type: Option<String>,
@@ -171,6 +174,8 @@ pub struct Poster {
     base_backoff: Duration,
     retried: u64,
     notices: Vec<String>,
+    /// The status of the last reply, if the last attempt had one.
+    last_status: Option<reqwest::StatusCode>,
 }
 
 impl std::fmt::Debug for Poster {
@@ -212,6 +217,7 @@ impl Poster {
             base_backoff: Duration::from_millis(250),
             retried: 0,
             notices: Vec::new(),
+            last_status: None,
         })
     }
 
@@ -224,6 +230,13 @@ impl Poster {
     /// Failed attempts that were retried.
     pub fn retried(&self) -> u64 {
         self.retried
+    }
+
+    /// The HTTP status of the last reply [`Poster::post`] received (`None` when its
+    /// last attempt had none: a connection error): what a sink reads to tell a refused
+    /// request from a refusing endpoint.
+    pub fn last_status(&self) -> Option<reqwest::StatusCode> {
+        self.last_status
     }
 
     /// The retries not yet reported, taken once.
@@ -240,9 +253,30 @@ impl Poster {
         request: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
         judge: impl Fn(&Reply) -> Attempt,
     ) -> Result<(), Failure> {
+        self.post_all(what, &[&request], judge)
+    }
+
+    /// Sends the requests `steps` build, in order, each once `judge` has said the one
+    /// before is [`Attempt::Done`]. An attempt that must be retried sends the whole
+    /// sequence again from its first request (so a step that undoes what a half-done
+    /// later step may have left, such as dropping graphs before loading them, is redone
+    /// too); a refusal stops it.
+    pub fn post_all(
+        &mut self,
+        what: &str,
+        steps: &[&dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder],
+        judge: impl Fn(&Reply) -> Attempt,
+    ) -> Result<(), Failure> {
         let mut attempt = 0u32;
         loop {
-            let outcome = self.rt.block_on(send(request(&self.client), &judge));
+            let mut outcome = Attempt::Done;
+            for step in steps {
+                let (status, judged) = self.rt.block_on(send(step(&self.client), &judge));
+                (self.last_status, outcome) = (status, judged);
+                if outcome != Attempt::Done {
+                    break;
+                }
+            }
             match outcome {
                 Attempt::Done => return Ok(()),
                 Attempt::Refused(m) => return Err(Failure::Refused(m)),
@@ -280,14 +314,19 @@ impl Poster {
     }
 }
 
-/// One attempt: sends, reads (a bounded part of) the reply, judges it.
-async fn send(request: reqwest::RequestBuilder, judge: impl Fn(&Reply) -> Attempt) -> Attempt {
+/// One attempt: sends, reads (a bounded part of) the reply, judges it; with the reply's
+/// status, if there was a reply.
+async fn send(
+    request: reqwest::RequestBuilder,
+    judge: impl Fn(&Reply) -> Attempt,
+) -> (Option<reqwest::StatusCode>, Attempt) {
     let mut resp = match request.send().await {
         Ok(r) => r,
-        Err(e) if e.is_builder() => return Attempt::Refused(e.to_string()),
-        Err(e) => return Attempt::Retry(error_chain(&e), None),
+        Err(e) if e.is_builder() => return (None, Attempt::Refused(e.to_string())),
+        Err(e) => return (None, Attempt::Retry(error_chain(&e), None)),
     };
     let status = resp.status();
+    let url = resp.url().to_string();
     let retry_after = resp
         .headers()
         .get(reqwest::header::RETRY_AFTER)
@@ -316,18 +355,21 @@ async fn send(request: reqwest::RequestBuilder, judge: impl Fn(&Reply) -> Attemp
             Err(e) if status.is_success() => {
                 // The reply broke off: whether the request was stored is unknown, so send
                 // it again (the sinks' requests are idempotent).
-                return Attempt::Retry(format!("reading the reply: {}", error_chain(&e)), None);
+                let why = format!("reading the reply: {}", error_chain(&e));
+                return (Some(status), Attempt::Retry(why, None));
             }
             Err(_) => break,
         }
     }
-    judge(&Reply {
+    let judged = judge(&Reply {
+        url,
         status,
         content_type,
         body,
         retry_after,
         location,
-    })
+    });
+    (Some(status), judged)
 }
 
 #[cfg(test)]
@@ -337,6 +379,7 @@ mod tests {
 
     fn reply(status: StatusCode, retry_after: Option<Duration>) -> Reply {
         Reply {
+            url: "http://127.0.0.1/".into(),
             status,
             content_type: None,
             body: Vec::new(),

@@ -166,12 +166,16 @@ pub fn build(config: &SinkConfig, run: &RunContext) -> Result<Box<dyn Sink>, Err
                         .into(),
                 )
             })?;
-            Ok(Box::new(sparql::SparqlSink::new(
-                output,
-                c.token.clone(),
-                c.batch_size
-                    .map_or(sparql::DEFAULT_BATCH_RECORDS, |b| b.max(1)),
-            )?))
+            let default = match c.graph_store {
+                Some(_) => sparql::DEFAULT_LOAD_RECORDS,
+                None => sparql::DEFAULT_BATCH_RECORDS,
+            };
+            let batch = c.batch_size.map_or(default, |b| b.max(1));
+            let sink = sparql::SparqlSink::new(output, c.token.clone(), batch)?;
+            Ok(Box::new(match &c.graph_store {
+                Some(url) => sink.with_graph_store(url)?,
+                None => sink,
+            }))
         }
     }
 }

@@ -154,7 +154,8 @@ sink_options! {
     bom: bool => [Csv];
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
-    /// RDM and SPARQL records per POST (default 1000).
+    /// RDM and SPARQL records per POST (default 1000; SPARQL with --graph-store 10000,
+    /// and at most 64 MiB).
     #[arg(long, value_name = "N")]
     batch_size: Option<usize> => [Sqlite, Rdm, Sparql];
 
@@ -186,6 +187,13 @@ sink_options! {
     #[arg(long)]
     #[serde(default)]
     gzip_posts: bool => [Rdm];
+
+    /// SPARQL: load the triples by POSTing them as N-Quads, each record's in its own
+    /// graph, to this endpoint of the store (Oxigraph: http://HOST:7878/store, or
+    /// …/store?no_transaction for its bulk loader); the Update endpoint (-o) then only
+    /// drops the graphs replaced. Much faster than the update's INSERT DATA.
+    #[arg(long, value_name = "URL")]
+    graph_store: Option<String> => [Sparql];
 }
 
 /// The keys a `format`'s `[[sink]]` takes (besides `format`), in [`OPTIONS`] order.

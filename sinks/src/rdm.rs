@@ -365,6 +365,7 @@ mod tests {
         retry_after: Option<Duration>,
     ) -> Attempt {
         super::judge(&Reply {
+            url: "http://127.0.0.1/rdm/incoming".into(),
             status,
             content_type: content_type.map(str::to_string),
             body: body.to_vec(),

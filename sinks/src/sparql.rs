@@ -30,13 +30,28 @@
 //!
 //! A record whose URL is already in the pending batch sends the batch first, so the
 //! drops-then-inserts order is the records' order. A batch holds at most `--batch-size`
-//! records (default [`DEFAULT_BATCH_RECORDS`]) and [`MAX_BATCH_BYTES`] of update text.
+//! records (default [`DEFAULT_BATCH_RECORDS`]) and [`MAX_BATCH_BYTES`] of text (for a
+//! Graph Store load, below: [`DEFAULT_LOAD_RECORDS`] and [`MAX_LOAD_BYTES`]).
+//!
+//! **Loading through the Graph Store.** With `--graph-store URL` (a store's endpoint that
+//! takes a POST of N-Quads and adds them, Oxigraph's `/store`) a batch is two requests
+//! instead: the drops alone to the Update endpoint, then the records' triples as
+//! N-Quads, each in its record's graph, POSTed to that URL. A store parses N-Quads much
+//! faster than an `INSERT DATA`, and Oxigraph loads a POST to
+//! `/store?no_transaction` with its bulk loader (docs/linked-data.md,
+//! docs/performance.md#loading-a-sparql-store); a bulk loader works best on large
+//! loads, hence the larger batches. A retry sends both again, drops first,
+//! so a load broken off half-way is dropped before it is sent again.
 //!
 //! **What counts as stored.** A batch is stored when the endpoint answers it with a 2xx
 //! (the protocol's success); only then are its records counted ([`Sink::stored`]). A
 //! `429` or a `503` is retried after `Retry-After`, a connection error or another 5xx
-//! with backoff ([`crate::http`]); a redirect or another 4xx (a refused update) stops the
-//! run with the server's message and the number of records stored before it.
+//! with backoff ([`crate::http`]). A batch refused for what it holds (a `400`, `413` or
+//! `422`) is split in halves, sent again, and so on down to the records refused, which
+//! are handed back to the engine with the server's message ([`Sink::take_refused`]: each
+//! is rejected under `--on-error`, as a record refused when written would be); a
+//! redirect or another 4xx (a wrong endpoint or token) stops the run with the server's
+//! message and the number of records stored before it.
 //!
 //! **Exactly once.** Every request is idempotent (drop, then insert the whole graph), so
 //! sending a batch again, or a whole run again after a `kill -9` under `--state`
@@ -49,8 +64,9 @@ use bytes::Bytes;
 use foldhash::HashSet;
 use percent_encoding::{percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use soif_codecs::{Action, Record};
-use soif_pipeline::{Error, Sink, SinkError};
+use soif_pipeline::{Error, Refused, Sink, SinkError};
 use std::io::Write as _;
+use std::ops::Range;
 use std::time::Duration;
 
 /// `[[sink]] format = "sparql"` / `--to sparql`.
@@ -60,19 +76,34 @@ pub struct Config {
     pub output: Option<String>,
     /// Bearer token (the `SOIF_TOKEN` environment variable when absent).
     pub token: Option<String>,
-    /// Records per request (default [`DEFAULT_BATCH_RECORDS`]).
+    /// Records per request (default [`DEFAULT_BATCH_RECORDS`], or
+    /// [`DEFAULT_LOAD_RECORDS`] with a graph store).
     pub batch_size: Option<usize>,
+    /// Where the triples are POSTed as N-Quads (see the module doc), when not in the
+    /// update.
+    pub graph_store: Option<String>,
 }
 
 /// The SPARQL 1.1 Protocol's media type of an update sent as the POST body.
 const UPDATE_CONTENT_TYPE: &str = "application/sparql-update";
 
+/// The media type of a Graph Store load.
+const NQUADS_CONTENT_TYPE: &str = "application/n-quads";
+
 /// Records per request unless `--batch-size` says otherwise.
 pub const DEFAULT_BATCH_RECORDS: usize = 1000;
 
-/// The most update text one request carries (a batch is sent earlier when it reaches
-/// this).
+/// The most text (update, or N-Quads) one batch carries: a batch is sent earlier when it
+/// reaches this.
 pub const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// Records per batch loaded through a Graph Store endpoint unless `--batch-size` says
+/// otherwise: a bulk loader's cost per load is high (Oxigraph's takes about 1.8× the CPU
+/// for loads of 600 records as for loads of 10,000).
+pub const DEFAULT_LOAD_RECORDS: usize = 10_000;
+
+/// The most N-Quads one batch loaded through a Graph Store endpoint carries.
+pub const MAX_LOAD_BYTES: usize = 64 << 20;
 
 /// The longest part of a refusal's body quoted in the error.
 const MAX_QUOTED: usize = 500;
@@ -95,28 +126,42 @@ pub fn graph_iri(url: &[u8]) -> String {
     format!("{URL_GRAPH}{}", percent_encode(url, KEEP))
 }
 
-/// One request's update text, built record by record (see the module doc).
+/// One batch's text, built record by record (see the module doc): an update, or (for a
+/// Graph Store load) the drops and the N-Quads apart.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// Whether the triples are N-Quads lines for a Graph Store load.
+    quads: bool,
     /// `DROP SILENT GRAPH <g> ;` lines.
     drops: Vec<u8>,
-    /// The `GRAPH <g> { … }` blocks of the records not deleted.
+    /// The `GRAPH <g> { … }` blocks of the records not deleted, or their N-Quads.
     inserts: Vec<u8>,
     /// The graphs in the batch, so that a record seen twice sends the batch first.
     graphs: HashSet<String>,
-    /// Records in the batch.
-    records: usize,
+    /// Where each record's text ends in `drops` and in `inserts`, so that part of the
+    /// batch can be sent alone.
+    ends: Vec<(usize, usize)>,
 }
 
 impl Batch {
+    /// An empty batch for a Graph Store load: [`Batch::add`]'s `triples` writes N-Quads
+    /// lines in the record's graph, [`Batch::update`] holds the drops only and
+    /// [`Batch::quads`] the triples.
+    pub fn of_quads() -> Batch {
+        Batch {
+            quads: true,
+            ..Batch::default()
+        }
+    }
+
     /// Records in the batch.
     pub fn len(&self) -> usize {
-        self.records
+        self.ends.len()
     }
 
     /// True when the batch holds no record.
     pub fn is_empty(&self) -> bool {
-        self.records == 0
+        self.ends.is_empty()
     }
 
     /// The update text's size so far.
@@ -130,12 +175,15 @@ impl Batch {
     }
 
     /// Adds a record: its graph dropped, then (unless it is a deletion) refilled with the
-    /// triples `triples` writes as N-Triples lines.
+    /// triples `triples` writes as N-Triples lines (N-Quads lines in `graph` for a batch
+    /// [`Batch::of_quads`]).
     pub fn add(&mut self, graph: &str, deleted: bool, triples: impl FnOnce(&mut Vec<u8>)) {
         self.drops.extend_from_slice(b"DROP SILENT GRAPH <");
         self.drops.extend_from_slice(graph.as_bytes());
         self.drops.extend_from_slice(b"> ;\n");
-        if !deleted {
+        if !deleted && self.quads {
+            triples(&mut self.inserts);
+        } else if !deleted {
             self.inserts.extend_from_slice(b"GRAPH <");
             self.inserts.extend_from_slice(graph.as_bytes());
             self.inserts.extend_from_slice(b"> {\n");
@@ -143,14 +191,32 @@ impl Batch {
             self.inserts.extend_from_slice(b"}\n");
         }
         self.graphs.insert(graph.to_string());
-        self.records += 1;
+        self.ends.push((self.drops.len(), self.inserts.len()));
     }
 
-    /// The request's body: the drops, then one `INSERT DATA` of the graphs.
+    /// Where the text of records `records` lies in `drops` and in `inserts`.
+    fn span(&self, records: &Range<usize>) -> (Range<usize>, Range<usize>) {
+        let end_of = |i: usize| match i {
+            0 => (0, 0),
+            i => self.ends[i - 1],
+        };
+        let (start, end) = (end_of(records.start), end_of(records.end));
+        (start.0..end.0, start.1..end.1)
+    }
+
+    /// The update request's body: the drops, then one `INSERT DATA` of the graphs (the
+    /// drops alone for a batch [`Batch::of_quads`]).
     pub fn update(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.bytes() + 32);
-        out.extend_from_slice(&self.drops);
-        if self.inserts.is_empty() {
+        self.update_of(0..self.len())
+    }
+
+    /// [`Batch::update`] for records `records` of the batch only.
+    pub fn update_of(&self, records: Range<usize>) -> Vec<u8> {
+        let (drops, inserts) = self.span(&records);
+        let inserts = &self.inserts[inserts];
+        let mut out = Vec::with_capacity(drops.len() + inserts.len() + 32);
+        out.extend_from_slice(&self.drops[drops]);
+        if inserts.is_empty() || self.quads {
             // No insert: end on the last drop (a trailing `;` is allowed, but some
             // servers have refused it).
             while out.last().is_some_and(|b| b" ;\n".contains(b)) {
@@ -159,10 +225,22 @@ impl Batch {
             out.push(b'\n');
         } else {
             out.extend_from_slice(b"INSERT DATA {\n");
-            out.extend_from_slice(&self.inserts);
+            out.extend_from_slice(inserts);
             out.extend_from_slice(b"}\n");
         }
         out
+    }
+
+    /// The N-Quads of a batch [`Batch::of_quads`] (none when every record in it is a
+    /// deletion).
+    pub fn quads(&self) -> Option<&[u8]> {
+        self.quads_of(0..self.len())
+    }
+
+    /// [`Batch::quads`] of records `records` of the batch only.
+    pub fn quads_of(&self, records: Range<usize>) -> Option<&[u8]> {
+        let quads = &self.inserts[self.span(&records).1];
+        (self.quads && !quads.is_empty()).then_some(quads)
     }
 
     /// Empties the batch, keeping its buffers.
@@ -170,7 +248,7 @@ impl Batch {
         self.drops.clear();
         self.inserts.clear();
         self.graphs.clear();
-        self.records = 0;
+        self.ends.clear();
     }
 }
 
@@ -178,15 +256,35 @@ impl Batch {
 #[derive(Debug)]
 pub struct SparqlSink {
     endpoint: String,
+    /// Where the triples are POSTed as N-Quads, when not in the update.
+    graph_store: Option<String>,
     token: Option<Bearer>,
     batch_size: usize,
+    /// The most text a batch carries.
+    max_bytes: usize,
     poster: Poster,
     batch: Batch,
     mapping: Mapping,
-    /// One record's triples as N-Triples lines, reused.
+    /// One record's triples as N-Triples (or N-Quads) lines, reused.
     triples: Vec<u8>,
+    /// The batch's records, to hand back those the endpoint refuses.
+    pending: Vec<Record>,
+    /// Records refused, not yet taken by the engine ([`Sink::take_refused`]).
+    refused: Vec<Refused>,
     /// Records stored (the endpoint answered their batch with a 2xx).
     sent: u64,
+}
+
+/// `url` if it is an http(s) URL; else the error names it as the sink's `what`.
+fn http_url(url: &str, what: &str, example: &str) -> Result<String, Error> {
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(Error::Config(format!(
+            "sparql {url:?}: expected the http(s):// URL of {what} (e.g. {example})"
+        )));
+    }
+    reqwest::Url::parse(url).map_err(|e| Error::Config(format!("sparql {url:?}: {e}")))?;
+    Ok(url.to_string())
 }
 
 impl SparqlSink {
@@ -196,27 +294,39 @@ impl SparqlSink {
         token: Option<String>,
         batch_size: usize,
     ) -> Result<SparqlSink, Error> {
-        let lower = endpoint.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "sparql output {endpoint:?}: expected the http(s):// URL of a SPARQL Update \
-                 endpoint (e.g. http://localhost:7878/update)"
-            )));
-        }
-        reqwest::Url::parse(endpoint)
-            .map_err(|e| Error::Config(format!("sparql output {endpoint:?}: {e}")))?;
         Ok(SparqlSink {
-            endpoint: endpoint.to_string(),
+            endpoint: http_url(
+                endpoint,
+                "a SPARQL Update endpoint",
+                "http://localhost:7878/update",
+            )?,
+            graph_store: None,
             token: Bearer::new(token),
             batch_size: batch_size.max(1),
+            max_bytes: MAX_BATCH_BYTES,
             // A redirected POST may come back as a GET: refuse instead (the 3xx names
             // where the endpoint moved).
             poster: Poster::new("sparql", false)?,
             batch: Batch::default(),
             mapping: Mapping::new(),
             triples: Vec::new(),
+            pending: Vec::new(),
+            refused: Vec::new(),
             sent: 0,
         })
+    }
+
+    /// Loads the triples by POSTing them as N-Quads to `url` (see the module doc); the
+    /// Update endpoint then only drops graphs.
+    pub fn with_graph_store(mut self, url: &str) -> Result<SparqlSink, Error> {
+        self.graph_store = Some(http_url(
+            url,
+            "a Graph Store endpoint taking N-Quads",
+            "http://localhost:7878/store",
+        )?);
+        self.batch = Batch::of_quads();
+        self.max_bytes = MAX_LOAD_BYTES;
+        Ok(self)
     }
 
     /// Sets the first retry's wait (tests use a short one).
@@ -230,45 +340,120 @@ impl SparqlSink {
         self.sent
     }
 
-    /// Sends the pending batch, retrying as [`crate::http`] says.
+    /// Sends the pending batch, retrying as [`crate::http`] says; a refused batch is
+    /// split to find the records refused (see [`SparqlSink::send`]).
     fn flush(&mut self) -> Result<(), Error> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let body = Bytes::from(self.batch.update());
-        let (endpoint, token) = (&self.endpoint, self.token.as_ref());
-        let n = self.batch.len();
-        let sent = self.poster.post(
-            &format!("the batch of {n} records"),
-            |client| {
-                let req = client
-                    .post(endpoint)
-                    .header(reqwest::header::CONTENT_TYPE, UPDATE_CONTENT_TYPE)
-                    .body(body.clone());
-                Bearer::authorize(token, req)
-            },
-            judge,
-        );
-        let stored = self.sent;
-        let failed = |m: String| {
+        self.send(0..self.batch.len())?;
+        self.batch.clear();
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Sends records `records` of the batch. When the endpoint refuses them for what
+    /// they hold ([`refuses_content`]), each half is sent on its own, down to single
+    /// records, which are refused with the endpoint's reason ([`Sink::take_refused`]);
+    /// any other refusal, or giving up, stops the run.
+    fn send(&mut self, records: Range<usize>) -> Result<(), Error> {
+        let n = records.len();
+        let update = Bytes::from(self.batch.update_of(records.clone()));
+        let quads = self
+            .batch
+            .quads_of(records.clone())
+            .map(Bytes::copy_from_slice);
+        let sent = {
+            let (endpoint, token) = (&self.endpoint, self.token.as_ref());
+            let post = |url, content_type, body| request(url, content_type, body, token);
+            let drop_then_update = post(endpoint, UPDATE_CONTENT_TYPE, &update);
+            let load = match (&self.graph_store, &quads) {
+                (Some(store), Some(quads)) => Some(post(store, NQUADS_CONTENT_TYPE, quads)),
+                _ => None,
+            };
+            let mut steps: Vec<&dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder> =
+                vec![&drop_then_update];
+            if let Some(load) = &load {
+                steps.push(load);
+            }
+            // With two endpoints, a failure names the one it came from.
+            let two = self.graph_store.is_some();
+            let judge = |reply: &Reply| match judge(reply) {
+                Attempt::Retry(m, wait) if two => {
+                    Attempt::Retry(format!("{}: {m}", reply.url), wait)
+                }
+                Attempt::Refused(m) if two => Attempt::Refused(format!("{}: {m}", reply.url)),
+                a => a,
+            };
+            let what = match n {
+                1 => "the batch of 1 record".to_string(),
+                n => format!("the batch of {n} records"),
+            };
+            self.poster.post_all(&what, &steps, judge)
+        };
+        let failed = |sink: &SparqlSink, m: String| {
             Error::Fatal(format!(
-                "sparql {endpoint}: {m} ({stored} records stored before this)"
+                "sparql {}: {m} ({} records stored before this)",
+                sink.endpoint, sink.sent
             ))
         };
         match sent {
-            Ok(()) => {}
+            Ok(()) => self.sent += n as u64,
+            Err(Failure::Refused(m)) if refuses_content(self.poster.last_status()) => {
+                if n == 1 {
+                    self.refused.push(Refused {
+                        record: self.pending[records.start].clone(),
+                        reason: format!("the endpoint refused it: {m}"),
+                    });
+                } else {
+                    let half = records.start + n / 2;
+                    self.send(records.start..half)?;
+                    self.send(half..records.end)?;
+                }
+            }
             Err(Failure::Refused(m)) => {
-                return Err(failed(format!("the endpoint refused {n} records: {m}")))
+                return Err(failed(
+                    self,
+                    format!("the endpoint refused {n} records: {m}"),
+                ))
             }
             Err(Failure::GaveUp { attempts, last }) => {
-                return Err(failed(format!(
-                    "giving up after {attempts} attempts: {last}"
-                )))
+                return Err(failed(
+                    self,
+                    format!("giving up after {attempts} attempts: {last}"),
+                ))
             }
         }
-        self.sent += n as u64;
-        self.batch.clear();
         Ok(())
+    }
+}
+
+/// Whether a refusal with this status is about what the request holds, so that part of
+/// it may be taken: `400 Bad Request` (an update or N-Quads the store will not take),
+/// `413 Content Too Large`, `422 Unprocessable Content`. Any other (a redirect, `401`,
+/// `403`, `404`, `405`, `415`: the endpoint or the credentials are wrong) refuses every
+/// request alike.
+fn refuses_content(status: Option<reqwest::StatusCode>) -> bool {
+    use reqwest::StatusCode as S;
+    matches!(
+        status,
+        Some(S::BAD_REQUEST | S::PAYLOAD_TOO_LARGE | S::UNPROCESSABLE_ENTITY)
+    )
+}
+
+/// A POST of `body` to `url` (with the token, when there is one), built for each attempt.
+fn request<'a>(
+    url: &'a str,
+    content_type: &'static str,
+    body: &'a Bytes,
+    token: Option<&'a Bearer>,
+) -> impl Fn(&reqwest::Client) -> reqwest::RequestBuilder + 'a {
+    move |client| {
+        let req = client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, content_type)
+            .body(body.clone());
+        Bearer::authorize(token, req)
     }
 }
 
@@ -279,9 +464,7 @@ fn judge(reply: &Reply) -> Attempt {
     }
     if reply.status.is_redirection() {
         let to = reply.location.as_deref().unwrap_or("(no Location)");
-        return reply.failure(format!(
-            "redirected to {to}: give the SPARQL Update endpoint's own URL"
-        ));
+        return reply.failure(format!("redirected to {to}: give the endpoint's own URL"));
     }
     let text = String::from_utf8_lossy(&reply.body);
     let text = text.trim();
@@ -315,14 +498,19 @@ impl Sink for SparqlSink {
         if !deleted {
             self.triples.clear();
             let out = &mut self.triples;
-            self.mapping
-                .record(record, |t| writeln!(out, "{t} ."))
-                .map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
+            let written = match self.graph_store {
+                None => self.mapping.record(record, |t| writeln!(out, "{t} .")),
+                Some(_) => self
+                    .mapping
+                    .record(record, |t| writeln!(out, "{t} <{graph}> .")),
+            };
+            written.map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
         }
         let triples = &self.triples;
         self.batch
             .add(&graph, deleted, |out| out.extend_from_slice(triples));
-        if self.batch.len() >= self.batch_size || self.batch.bytes() >= MAX_BATCH_BYTES {
+        self.pending.push(record.clone());
+        if self.batch.len() >= self.batch_size || self.batch.bytes() >= self.max_bytes {
             self.flush()?;
         }
         Ok(())
@@ -344,6 +532,10 @@ impl Sink for SparqlSink {
         let mut notices = self.mapping.take_notices();
         notices.extend(self.poster.take_notices());
         notices
+    }
+
+    fn take_refused(&mut self) -> Vec<Refused> {
+        std::mem::take(&mut self.refused)
     }
 }
 
@@ -383,6 +575,52 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_store_batch_keeps_the_drops_and_the_quads_apart() {
+        let mut b = Batch::of_quads();
+        b.add("http://a/", false, |o| {
+            o.extend_from_slice(b"<http://a/> <http://p/> \"A\" <http://a/> .\n")
+        });
+        b.add("http://b/", true, |_| {
+            unreachable!("a deletion has no triples")
+        });
+        assert_eq!(
+            text(&b),
+            "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/>\n"
+        );
+        assert_eq!(
+            b.quads(),
+            Some(&b"<http://a/> <http://p/> \"A\" <http://a/> .\n"[..])
+        );
+        b.clear();
+        b.add("http://b/", true, |_| {});
+        assert_eq!(b.quads(), None, "nothing to load");
+        assert_eq!(Batch::default().quads(), None);
+    }
+
+    #[test]
+    fn a_graph_store_sink_writes_each_triple_in_its_record_graph() {
+        let mut sink = SparqlSink::new("http://127.0.0.1:9/update", None, 10)
+            .unwrap()
+            .with_graph_store("http://127.0.0.1:9/store")
+            .unwrap();
+        sink.write(&Record::new("FILE", "http://h/a").with("Title", "A"))
+            .unwrap();
+        let quads = String::from_utf8(sink.batch.quads().unwrap().to_vec()).unwrap();
+        assert!(
+            quads.contains("<http://h/a> <http://purl.org/dc/terms/title> \"A\" <http://h/a> .\n"),
+            "{quads}"
+        );
+        assert!(
+            quads.lines().all(|l| l.ends_with(" <http://h/a> .")),
+            "{quads}"
+        );
+        assert!(SparqlSink::new("http://127.0.0.1:9/update", None, 10)
+            .unwrap()
+            .with_graph_store("store.nq")
+            .is_err());
+    }
+
+    #[test]
     fn a_batch_of_deletions_only_ends_on_its_last_drop() {
         let mut b = Batch::default();
         b.add("http://a/", true, |_| {});
@@ -395,6 +633,7 @@ mod tests {
 
     fn reply(status: StatusCode, body: &str) -> Reply {
         Reply {
+            url: "http://127.0.0.1/update".into(),
             status,
             content_type: Some("text/plain".into()),
             body: body.as_bytes().to_vec(),
@@ -429,8 +668,8 @@ mod tests {
         assert_eq!(
             judge(&moved),
             Attempt::Refused(
-                "HTTP 301 Moved Permanently: redirected to https://h/update: give the SPARQL \
-                 Update endpoint's own URL"
+                "HTTP 301 Moved Permanently: redirected to https://h/update: give the \
+                 endpoint's own URL"
                     .into()
             )
         );

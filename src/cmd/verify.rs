@@ -8,6 +8,7 @@ use crate::input::InputArgs;
 use crate::pipeline_file::PipelineConfig;
 use crate::terminal::{fail, runtime, Reporter, EXIT_OK, EXIT_REJECTED};
 use clap::Args;
+use soif_options::ErrorPolicy;
 use soif_pipeline::transforms::{TransformContext, TransformSpec};
 use soif_pipeline::{EngineOptions, Error};
 use soif_sinks::SinkConfig;
@@ -35,7 +36,9 @@ use std::process::ExitCode;
   soif verify archive/ --against out.jsonl --list > differences.tsv
   soif verify pipeline.toml                          # every sink of a pipeline file
 
-The sources are read with the same options and transforms (-t) as the conversion; the
+The sources are read with the same options, transforms (-t) and --on-error as the
+conversion (under fail, a record it would reject makes the target not match; under skip
+it is not expected there; under quarantine --quarantine FILE must hold it). The
 target's format comes from its name (.db, .sqlite, .jsonl, .soif, .parquet, .arrow, a
 directory of such files) or --to. A pipeline file (one INPUT ending in .toml, no
 --against) gives the sources, transforms and targets: each [[sink]] that can be read back.
@@ -46,8 +49,9 @@ with CLASS missing, extra, changed or deletion_not_applied.
 
 Exit status: 0 the target matches (or the manifest still holds), 1 failed, 2 usage or
 configuration error, 3 the target does not match (records missing, extra, changed,
-deletions not applied, records of the target unreadable; or the manifest no longer
-holds).")]
+deletions not applied, records of the target unreadable, records the conversion would
+reject under --on-error fail, a quarantine that does not hold those it rejects; or the
+manifest no longer holds).")]
 pub struct VerifyArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -118,6 +122,8 @@ struct Plan {
     context: TransformContext,
     targets: Vec<Target>,
     temp_dir: Option<PathBuf>,
+    /// The conversion's sinks (each refuses records of its own into one quarantine).
+    sinks: usize,
 }
 
 impl Plan {
@@ -141,6 +147,7 @@ impl Plan {
                 args.charset.as_deref(),
             )?],
             temp_dir: args.input.temp_dir.clone(),
+            sinks: 1,
         })
     }
 
@@ -178,8 +185,10 @@ impl Plan {
             settings: InputSettings::from(&config.source),
             engine: EngineOptions {
                 decoder: config.source.decoder_options(),
+                policy: config.errors.policy()?,
                 ..EngineOptions::default()
             },
+            sinks: config.sinks.len(),
             transforms: config.transforms.clone(),
             context: config.transform_context()?,
             targets,
@@ -206,8 +215,26 @@ fn verify(args: &VerifyArgs) -> Result<bool, Error> {
         }
         None => (Plan::of_flags(args, &reporter)?, args.state.clone()),
     };
-    if let Some(state) = state {
-        taken_only(&mut plan.specs, &state, args.input.quiet)?;
+    if let Some(state) = &state {
+        taken_only(&mut plan.specs, state, args.input.quiet)?;
+    }
+    if let ErrorPolicy::Quarantine(file) = &plan.engine.policy {
+        let why = if state.is_some() {
+            Some("each incremental run replaces it with the records it rejects")
+        } else if plan.sinks > 1 {
+            Some("it holds what every [[sink]] refuses")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            if !args.input.quiet {
+                eprintln!(
+                    "soif verify: the quarantine {} is not checked: {why}",
+                    file.display()
+                );
+            }
+            plan.engine.policy = ErrorPolicy::Skip;
+        }
     }
     if plan.targets.len() > 1 && plan.specs.iter().any(|s| matches!(s, InputSpec::Stdin)) {
         return Err(Error::Config(
@@ -247,13 +274,18 @@ fn verify(args: &VerifyArgs) -> Result<bool, Error> {
             observer: Some(reporter.clone()),
         };
         let list = args.list;
-        let report = soif_verify::verify(v, &rt, &mut |f: &Finding| {
-            if list {
-                list_line(&mut out, f)
-            } else {
-                Ok(())
-            }
-        });
+        let report = soif_verify::verify(
+            v,
+            &rt,
+            &mut |f: &Finding| {
+                if list {
+                    list_line(&mut out, f)
+                } else {
+                    Ok(())
+                }
+            },
+            &mut |done, total| reporter.steps("partitions compared", done as u64, total as u64),
+        );
         reporter.abandon();
         let report = report?;
         if !args.input.quiet {

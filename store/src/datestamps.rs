@@ -1,12 +1,16 @@
 //! Datestamps: when each record last changed in the catalog, for OAI-PMH harvesters
-//! (layout version 2).
+//! (layout version 2), and whether that change was its creation, for ResourceSync's
+//! change lists (version 3).
 //!
 //! Every record table has a `soif_datestamp` column (`YYYY-MM-DDThh:mm:ssZ`, UTC, the
 //! same text as the layout's other times, so that text order is time order). An upsert
 //! sets it to the time of the write when the row is new or one of its values changed,
 //! and leaves it otherwise (loading the same input again changes no datestamp). A
 //! deletion's time is `soif_deletions.deleted`; a record deleted and loaded again leaves
-//! `soif_deletions` and is live again, with the time of that load.
+//! `soif_deletions` and is live again, with the time of that load. `soif_created` is the
+//! time of the write that inserted the row (the same parameter as the datestamp), left
+//! by later writes: a row whose two times are equal was new at its datestamp
+//! ([`latest`]'s [`Change::created`]).
 //!
 //! The listing here is what the OAI-PMH list verbs need, and holds one page at a time:
 //! records and deletions of a template come in URL order (live rows and deletions merged:
@@ -35,7 +39,7 @@ use rusqlite::types::ToSqlOutput;
 use rusqlite::OptionalExtension;
 use soif_codecs::Record;
 
-use crate::tables::DATESTAMP_COLUMN;
+use crate::tables::{CREATED_COLUMN, DATESTAMP_COLUMN};
 
 /// Inclusive bounds on datestamps (`YYYY-MM-DDThh:mm:ssZ`); `None` is open.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -466,24 +470,50 @@ pub fn listing_page(
     Ok(out)
 }
 
+/// One of the latest changes: a record or deletion, and whether the record's latest
+/// change was its creation (the row was new then: created at its datestamp).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub entry: Entry,
+    pub created: bool,
+}
+
+/// The SQL expression, for a table, of whether each row was created at its datestamp:
+/// `soif_created` (layout version 3) equal to the datestamp; false in a database of an
+/// earlier version served read-only (not upgraded), and for rows the upgrade found
+/// (`NULL`: when they were created is unknown).
+fn created_expr(store: &SqliteStore) -> String {
+    if store.tables_version() >= 3 {
+        format!(
+            "coalesce({} = {}, 0)",
+            quote_ident(CREATED_COLUMN),
+            quote_ident(DATESTAMP_COLUMN)
+        )
+    } else {
+        "0".to_string()
+    }
+}
+
 /// The latest `n` changes of the catalog — records by the time they last changed,
 /// deletions by the time they were deleted — newest first (ties in template and URL
 /// order), without their records. One read of every table, sorted by SQLite keeping
 /// only the `n` newest.
-pub fn latest(store: &SqliteStore, n: usize) -> Result<Vec<Entry>, StoreError> {
+pub fn latest(store: &SqliteStore, n: usize) -> Result<Vec<Change>, StoreError> {
     let context = "listing the latest changes";
     let tables = store.tables();
     let mut sql = String::new();
     for (i, t) in tables.iter().enumerate() {
         sql.push_str(&format!(
-            "SELECT ?{} AS template, url, {} AS stamp, 0 AS deleted FROM {} UNION ALL ",
+            "SELECT ?{} AS template, url, {} AS stamp, 0 AS deleted, {} AS created FROM {} \
+             UNION ALL ",
             i + 2,
             datestamp_expr(store, t),
+            created_expr(store),
             quote_ident(&t.table)
         ));
     }
     sql.push_str(
-        "SELECT template, url, deleted AS stamp, 1 AS deleted FROM soif_deletions \
+        "SELECT template, url, deleted AS stamp, 1 AS deleted, 0 AS created FROM soif_deletions \
          ORDER BY stamp DESC, template, url LIMIT ?1",
     );
     let conn = store.connection();
@@ -497,12 +527,15 @@ pub fn latest(store: &SqliteStore, n: usize) -> Result<Vec<Entry>, StoreError> {
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(|e| store.err(context, e))? {
         let get = |i| r.get_ref(i).map_err(|e| store.err(context, e));
-        out.push(Entry {
-            template: value_bytes(get(0)?),
-            url: value_bytes(get(1)?),
-            datestamp: r.get(2).map_err(|e| store.err(context, e))?,
-            deleted: r.get(3).map_err(|e| store.err(context, e))?,
-            record: None,
+        out.push(Change {
+            entry: Entry {
+                template: value_bytes(get(0)?),
+                url: value_bytes(get(1)?),
+                datestamp: r.get(2).map_err(|e| store.err(context, e))?,
+                deleted: r.get(3).map_err(|e| store.err(context, e))?,
+                record: None,
+            },
+            created: r.get(4).map_err(|e| store.err(context, e))?,
         });
     }
     Ok(out)
@@ -511,7 +544,7 @@ pub fn latest(store: &SqliteStore, n: usize) -> Result<Vec<Entry>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::StoreOptions;
+    use crate::{StoreOptions, TABLES_VERSION};
 
     /// FILE http://a/ and http://c/, DOC http://b/.
     fn three_records() -> SqliteStore {
@@ -584,7 +617,11 @@ mod tests {
                 [],
             )
             .unwrap();
-        let all = latest(&store, 10).unwrap();
+        let all: Vec<Entry> = latest(&store, 10)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.entry)
+            .collect();
         let got: Vec<_> = all
             .iter()
             .map(|e| (e.url.as_ref(), e.datestamp.as_str(), e.deleted))
@@ -599,6 +636,111 @@ mod tests {
         );
         assert_eq!(all[0].template.as_ref(), b"DOC");
         assert_eq!(latest(&store, 2).unwrap().len(), 2);
+    }
+
+    /// Each latest change's URL and whether it was a creation or a deletion.
+    fn kinds(store: &SqliteStore) -> Vec<(String, &'static str)> {
+        let mut out: Vec<_> = latest(store, 100)
+            .unwrap()
+            .into_iter()
+            .map(|c| {
+                let kind = match (c.entry.deleted, c.created) {
+                    (true, _) => "deleted",
+                    (false, true) => "created",
+                    (false, false) => "updated",
+                };
+                (String::from_utf8(c.entry.url.to_vec()).unwrap(), kind)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_change_is_a_creation_when_the_row_was_new_at_its_datestamp() {
+        let mut store = three_records();
+        let created = |u: &str| (u.to_string(), "created");
+        assert_eq!(
+            kinds(&store),
+            [
+                created("http://a/"),
+                created("http://b/"),
+                created("http://c/")
+            ]
+        );
+        // Created in an earlier second, then changed: updated. Loaded again unchanged:
+        // as it was.
+        store
+            .connection()
+            .execute("UPDATE FILE SET soif_created = '2000-01-01T00:00:00Z'", [])
+            .unwrap();
+        store
+            .upsert(&Record::new("FILE", "http://a/").with("Title", "changed"))
+            .unwrap();
+        store
+            .upsert(&Record::new("FILE", "http://c/").with("Title", "T"))
+            .unwrap();
+        let created_c: String = store
+            .connection()
+            .query_row(
+                "SELECT soif_created FROM FILE WHERE url = 'http://c/'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(created_c, "2000-01-01T00:00:00Z");
+        // Deleted; deleted and loaded again: created again.
+        store.delete(Some(b"DOC"), b"http://b/").unwrap();
+        store.delete(Some(b"FILE"), b"http://c/").unwrap();
+        store
+            .upsert(&Record::new("FILE", "http://c/").with("Title", "back"))
+            .unwrap();
+        assert_eq!(
+            kinds(&store),
+            [
+                ("http://a/".to_string(), "updated"),
+                ("http://b/".to_string(), "deleted"),
+                created("http://c/"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_version_2_database_gets_creation_times_for_new_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("v2.db");
+        let mut s = SqliteStore::open(&db).unwrap();
+        s.upsert(&Record::new("FILE", "http://old/").with("soif_created", "an attribute"))
+            .unwrap();
+        drop(s);
+        // As version 2 wrote it: no soif_created column, an attribute of that name.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE FILE DROP COLUMN soif_created;
+             ALTER TABLE FILE RENAME COLUMN soif_created_2 TO soif_created;
+             UPDATE soif_columns SET column_name = 'soif_created' WHERE column_name = 'soif_created_2';
+             UPDATE soif_meta SET value = '2' WHERE key = 'layout_version';",
+        )
+        .unwrap();
+        drop(conn);
+        let read_only = SqliteStore::open_read_only(&db).unwrap();
+        assert_eq!(read_only.tables_version(), 2);
+        assert_eq!(kinds(&read_only), [("http://old/".to_string(), "updated")]);
+        drop(read_only);
+        let mut s = SqliteStore::open(&db).unwrap();
+        assert_eq!(s.tables_version(), TABLES_VERSION);
+        // The attribute kept its value under its new column name.
+        let old = s.get(b"FILE", b"http://old/").unwrap().unwrap();
+        assert_eq!(old.get_str("soif_created"), Some("an attribute"));
+        s.upsert(&Record::new("FILE", "http://new/").with("Title", "new"))
+            .unwrap();
+        assert_eq!(
+            kinds(&s),
+            [
+                ("http://new/".to_string(), "created"),
+                ("http://old/".to_string(), "updated"),
+            ]
+        );
     }
 
     fn stamp_of(store: &SqliteStore, template: &[u8], url: &[u8]) -> Option<(String, bool)> {
@@ -751,7 +893,7 @@ mod tests {
     fn a_version_1_database_is_upgraded_when_opened() {
         let (_dir, db) = v1_copy();
         let mut s = SqliteStore::open(&db).unwrap();
-        assert_eq!(s.tables_version(), TABLES_VERSION_2);
+        assert_eq!(s.tables_version(), TABLES_VERSION);
         let version: String = s
             .connection()
             .query_row(
@@ -760,7 +902,7 @@ mod tests {
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(version, "2");
+        assert_eq!(version, TABLES_VERSION.to_string());
         // Every row got the time of the latest load; records read back as before.
         let all = page(&s, None, &Window::default(), None, 100, true).unwrap();
         assert_eq!(all.len(), 6, "{all:?}");
@@ -781,7 +923,7 @@ mod tests {
                 .map(|b| b.to_vec()),
             Some(vec![0xe9, 0xff, 0, 1])
         );
-        // It is written as any version 2 database, and opened again as one.
+        // It is written as any database of this version, and opened again as one.
         s.upsert(&Record::new("FILE", "ftp://x.example/new").with("Title", "new"))
             .unwrap();
         drop(s);
@@ -804,6 +946,4 @@ mod tests {
         assert!(all.iter().all(|e| e.datestamp.ends_with('Z')));
         assert_eq!(count(&s, Some(b"DOCUMENT"), &Window::default()).unwrap(), 3);
     }
-
-    const TABLES_VERSION_2: i64 = 2;
 }

@@ -22,7 +22,7 @@
 //! Values become text, JSON and XML under the record rules of
 //! [`soif_codecs::rules::text`], the policy every text output shares.
 //!
-//! # Layout (version 2)
+//! # Layout (version 3)
 //!
 //! This layout is a contract: `soif serve` and users' SQL rely on it. It is also described
 //! in `docs/sqlite-layout.md`.
@@ -36,7 +36,8 @@
 //!
 //! **Columns.** `url TEXT PRIMARY KEY` (the record's URL; records without one, `-`, are
 //! rejected, since they cannot be keyed), `soif_datestamp` (when the row last changed,
-//! see [`datestamps`]), then one column per attribute name, added with
+//! see [`datestamps`]), `soif_created` (when it was created: its first datestamp), then
+//! one column per attribute name, added with
 //! `ALTER TABLE … ADD COLUMN` the first time the name appears. The column name is the
 //! attribute name as text, or the schema's `Column-Name`; NUL becomes `_`; a name equal,
 //! ignoring ASCII case, to `url` or to an existing column of the table gets `_2`, `_3`, …

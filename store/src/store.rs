@@ -6,7 +6,8 @@ use crate::schema::{sql_type_for, SchemaColumns};
 use crate::table_cache::{Scratch, Table};
 use crate::tables::{
     ident_text, key_param, now, quote_ident, unique_name, upgrade, value_bytes, ColumnInfo,
-    FastMap, TableInfo, CREATE_META, DATESTAMP_COLUMN, MAX_COLUMNS, MAX_TABLES, TABLES_VERSION,
+    FastMap, TableInfo, CREATED_COLUMN, CREATE_META, DATESTAMP_COLUMN, MAX_COLUMNS, MAX_TABLES,
+    SQLITE_MAX_COLUMN, TABLES_VERSION,
 };
 use crate::upsert_stmt;
 use bytes::Bytes;
@@ -277,19 +278,21 @@ impl SqliteStore {
             Some(v) if v == TABLES_VERSION.to_string() => {}
             // Databases written by earlier versions are upgraded in place, in one
             // transaction (see `tables::upgrade`).
-            Some("1") => {
+            Some(v @ ("1" | "2")) => {
+                let from: i64 = if v == "1" { 1 } else { 2 };
+                let context = format!("upgrading the layout to version {TABLES_VERSION}");
                 store
                     .conn
                     .execute_batch("BEGIN IMMEDIATE")
                     .map_err(|e| store.err("BEGIN", e))?;
-                match upgrade(&store.conn, 1) {
+                match upgrade(&store.conn, from) {
                     Ok(()) => store
                         .conn
                         .execute_batch("COMMIT")
-                        .map_err(|e| store.err("upgrading the layout to version 2", e))?,
+                        .map_err(|e| store.err(&context, e))?,
                     Err(e) => {
                         let _ = store.conn.execute_batch("ROLLBACK");
-                        return Err(store.err("upgrading the layout to version 2", e));
+                        return Err(store.err(&context, e));
                     }
                 }
             }
@@ -576,9 +579,10 @@ impl SqliteStore {
         };
         let name = unique_name(&base, &self.used_tables);
         let sql = format!(
-            "CREATE TABLE {} (\"url\" TEXT PRIMARY KEY, {} TEXT)",
+            "CREATE TABLE {} (\"url\" TEXT PRIMARY KEY, {} TEXT, {} TEXT)",
             quote_ident(&name),
-            quote_ident(DATESTAMP_COLUMN)
+            quote_ident(DATESTAMP_COLUMN),
+            quote_ident(CREATED_COLUMN)
         );
         let context = format!("creating table {name}");
         self.savepoint(&context, |c| {
@@ -611,9 +615,9 @@ impl SqliteStore {
             return Err(StoreError::Rejected(format!(
                 "table {} would need {} columns for attribute {}; SQLite allows {}",
                 table.info.table,
-                table.info.columns.len() + names.len() + 1,
+                table.info.columns.len() + names.len() + SQLITE_MAX_COLUMN - MAX_COLUMNS,
                 String::from_utf8_lossy(&names[names.len() - 1]),
-                MAX_COLUMNS + 1
+                SQLITE_MAX_COLUMN
             )));
         }
         let mut used = table.used.clone();

@@ -2,7 +2,7 @@
 //! statements ([`Table`]); per write, reused buffers ([`Scratch`]) and the datestamp of
 //! the current second ([`Clock`]).
 
-use crate::tables::{quote_ident, FastMap, TableInfo, DATESTAMP_COLUMN};
+use crate::tables::{quote_ident, FastMap, TableInfo, CREATED_COLUMN, DATESTAMP_COLUMN};
 use bytes::Bytes;
 use std::collections::{HashMap, HashSet};
 
@@ -27,7 +27,11 @@ impl Table {
     pub(crate) fn new(info: TableInfo) -> Table {
         let mut t = Table {
             by_attr: FastMap::default(),
-            used: HashSet::from(["url".to_string(), DATESTAMP_COLUMN.to_string()]),
+            used: HashSet::from([
+                "url".to_string(),
+                DATESTAMP_COLUMN.to_string(),
+                CREATED_COLUMN.to_string(),
+            ]),
             upsert_sql: String::new(),
             merge_sql: HashMap::new(),
             info,
@@ -70,7 +74,8 @@ pub(crate) fn upsert_sql(info: &TableInfo) -> String {
 /// a named column changes: loading the same record again leaves it as it was, so that an
 /// OAI-PMH harvester asking for what changed since its last visit is not sent every
 /// record of a re-run. The comparison is one row value (`(a, b) IS (excluded.a, …)`),
-/// evaluated by SQLite against the row as it was.
+/// evaluated by SQLite against the row as it was. A new row's `soif_created` is the
+/// same time (the same parameter); an update leaves it.
 pub(crate) fn upsert_sql_for<'a>(table: &str, columns: impl Iterator<Item = &'a str>) -> String {
     let mut cols = String::from("\"url\"");
     let mut vals = String::from("?1");
@@ -93,8 +98,12 @@ pub(crate) fn upsert_sql_for<'a>(table: &str, columns: impl Iterator<Item = &'a 
         new.push_str(&format!("excluded.{q}"));
         n = i + 1;
     }
-    cols.push_str(&format!(", {}", quote_ident(DATESTAMP_COLUMN)));
-    vals.push_str(&format!(", ?{}", n + 2));
+    cols.push_str(&format!(
+        ", {}, {}",
+        quote_ident(DATESTAMP_COLUMN),
+        quote_ident(CREATED_COLUMN)
+    ));
+    vals.push_str(&format!(", ?{0}, ?{0}", n + 2));
     let action = if set.is_empty() {
         "NOTHING".to_string()
     } else {

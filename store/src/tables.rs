@@ -15,14 +15,22 @@ use std::collections::{HashMap, HashSet};
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The version of the tables, stored in `soif_meta` as `layout_version`.
-pub const TABLES_VERSION: i64 = 2;
+pub const TABLES_VERSION: i64 = 3;
 
 /// The column of every record table that holds the row's datestamp. Attribute columns
 /// never take this name (an attribute of that name gets `soif_datestamp_2`).
 pub const DATESTAMP_COLUMN: &str = "soif_datestamp";
 
-/// Columns per table besides `url` (SQLite's default `SQLITE_MAX_COLUMN` is 2000).
-pub(crate) const MAX_COLUMNS: usize = 1999;
+/// The column of every record table that holds when the row was created (its first
+/// datestamp; layout version 3). Attribute columns never take this name either.
+pub const CREATED_COLUMN: &str = "soif_created";
+
+/// SQLite's default `SQLITE_MAX_COLUMN`: columns per table.
+pub(crate) const SQLITE_MAX_COLUMN: usize = 2000;
+
+/// Attribute columns per table: SQLite's limit less `url`, the datestamp and the
+/// creation time.
+pub(crate) const MAX_COLUMNS: usize = SQLITE_MAX_COLUMN - 3;
 
 /// Distinct templates (tables) one store will create; beyond that a record is rejected
 /// rather than letting a stream of made-up templates grow the schema without bound.
@@ -182,7 +190,7 @@ CREATE TABLE IF NOT EXISTS soif_runs (
     deleted INTEGER NOT NULL DEFAULT 0,
     rejected INTEGER NOT NULL DEFAULT 0
 );
-INSERT OR IGNORE INTO soif_meta (key, value) VALUES ('layout_version', '2');
+INSERT OR IGNORE INTO soif_meta (key, value) VALUES ('layout_version', '3');
 ";
 
 /// Upgrades a database of layout version `from` to [`TABLES_VERSION`], inside the open
@@ -195,6 +203,10 @@ INSERT OR IGNORE INTO soif_meta (key, value) VALUES ('layout_version', '2');
 /// submissions). Later writes set it exactly. An attribute column that already bears the
 /// name (made by a version that did not reserve it) is renamed `soif_datestamp_2`,
 /// `_3`, … first, in the table and in `soif_columns`.
+///
+/// 2 → 3: every record table gets the `soif_created` column, `NULL` in the rows there
+/// are (when they were created is unknown); rows created later have it. An attribute
+/// column of that name is renamed first, as above.
 pub(crate) fn upgrade(conn: &rusqlite::Connection, from: i64) -> rusqlite::Result<()> {
     if from < 2 {
         let tables: Vec<(String, String)> = conn
@@ -208,40 +220,24 @@ pub(crate) fn upgrade(conn: &rusqlite::Connection, from: i64) -> rusqlite::Resul
         )?;
         for (table, created) in tables {
             let t = quote_ident(&table);
-            let mut used = HashSet::new();
-            for name in conn
-                .prepare(&format!(
-                    "SELECT name FROM pragma_table_info({})",
-                    quote_literal(&table)
-                ))?
-                .query_map([], |r| r.get::<_, String>(0))?
-            {
-                used.insert(name?.to_ascii_lowercase());
-            }
-            if used.contains(DATESTAMP_COLUMN) {
-                let renamed = unique_name(DATESTAMP_COLUMN, &used);
-                conn.execute_batch(&format!(
-                    "ALTER TABLE {t} RENAME COLUMN {} TO {}",
-                    quote_ident(DATESTAMP_COLUMN),
-                    quote_ident(&renamed)
-                ))?;
-                conn.execute(
-                    "UPDATE soif_columns SET column_name = ?2 WHERE table_name = ?1 AND lower(column_name) = ?3",
-                    rusqlite::params![table, renamed, DATESTAMP_COLUMN],
-                )?;
-            }
+            add_reserved_column(conn, &table, DATESTAMP_COLUMN)?;
             let stamp = match &latest_run {
                 Some(run) if *run > created => run.clone(),
                 _ => created,
             };
-            conn.execute_batch(&format!(
-                "ALTER TABLE {t} ADD COLUMN {} TEXT",
-                quote_ident(DATESTAMP_COLUMN)
-            ))?;
             conn.execute(
                 &format!("UPDATE {t} SET {} = ?1", quote_ident(DATESTAMP_COLUMN)),
                 [stamp],
             )?;
+        }
+    }
+    if from < 3 {
+        let tables: Vec<String> = conn
+            .prepare("SELECT table_name FROM soif_tables ORDER BY rowid")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for table in tables {
+            add_reserved_column(conn, &table, CREATED_COLUMN)?;
         }
     }
     conn.execute(
@@ -249,6 +245,42 @@ pub(crate) fn upgrade(conn: &rusqlite::Connection, from: i64) -> rusqlite::Resul
         [TABLES_VERSION.to_string()],
     )?;
     Ok(())
+}
+
+/// Adds the `TEXT` column `name` to `table`, renaming an attribute column that bears the
+/// name first (`NAME_2`, `_3`, …, in the table and in `soif_columns`).
+fn add_reserved_column(
+    conn: &rusqlite::Connection,
+    table: &str,
+    name: &str,
+) -> rusqlite::Result<()> {
+    let t = quote_ident(table);
+    let mut used = HashSet::new();
+    for column in conn
+        .prepare(&format!(
+            "SELECT name FROM pragma_table_info({})",
+            quote_literal(table)
+        ))?
+        .query_map([], |r| r.get::<_, String>(0))?
+    {
+        used.insert(column?.to_ascii_lowercase());
+    }
+    if used.contains(name) {
+        let renamed = unique_name(name, &used);
+        conn.execute_batch(&format!(
+            "ALTER TABLE {t} RENAME COLUMN {} TO {}",
+            quote_ident(name),
+            quote_ident(&renamed)
+        ))?;
+        conn.execute(
+            "UPDATE soif_columns SET column_name = ?2 WHERE table_name = ?1 AND lower(column_name) = ?3",
+            rusqlite::params![table, renamed, name],
+        )?;
+    }
+    conn.execute_batch(&format!(
+        "ALTER TABLE {t} ADD COLUMN {} TEXT",
+        quote_ident(name)
+    ))
 }
 
 /// An SQL string literal (`'` doubled).

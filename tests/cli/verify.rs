@@ -476,3 +476,87 @@ fn with_the_state_only_the_files_taken_are_expected() {
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(stdout(&out), "missing\tFILE\thttp://x/8\n");
 }
+
+/// A record the decoder refuses (no `:` after the size) and one without a URL, which
+/// the SQLite sink refuses.
+const REFUSED: &str = "@FILE { http://x/6\nTitle{3}\tSix\n}\n@FILE { -\nTitle{1}:\tX\n}\n";
+
+#[test]
+fn the_conversions_error_policy_says_what_the_target_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).display().to_string();
+    std::fs::write(d("a.soif"), format!("{RECORDS}{REFUSED}")).unwrap();
+    std::fs::write(d("b.soif"), DELETIONS).unwrap();
+    let (a, b, db, q) = (d("a.soif"), d("b.soif"), d("c.db"), d("q.soif"));
+    let o = run(
+        &[
+            "convert",
+            &a,
+            &b,
+            "--to",
+            "sqlite",
+            "-o",
+            &db,
+            "--quarantine",
+            &q,
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    let quarantined = std::fs::read(&q).unwrap();
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", &a, &b, "--against", &db];
+        args.extend(extra);
+        run(&args, b"")
+    };
+    // Under fail (the default) the conversion stops at the first: the target cannot
+    // be what it writes.
+    let out = verify(&[]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    says(&out, "2 records would be rejected by the conversion (under --on-error fail it stops at the first)");
+    // Under skip they are not expected in the target, and reported with their reasons.
+    let out = verify(&["--on-error", "skip"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    says(&out, "4 matched");
+    says(&out, "record has no URL");
+    says(&out, "expected `:<TAB>`");
+    // Under quarantine its file must hold them, byte for byte; verify leaves it as it is.
+    let report = d("r.json");
+    let out = verify(&["--quarantine", &q, "--report", &report]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    says(&out, "holds the rejected records byte for byte");
+    assert_eq!(std::fs::read(&q).unwrap(), quarantined);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(json["targets"][0]["policy"], "quarantine");
+    assert_eq!(json["targets"][0]["quarantine"]["holds"], true);
+    assert_eq!(json["targets"][0]["sources"]["rejected"], 2);
+    // A quarantine that lost a record, or is gone, does not hold.
+    let first = quarantined.windows(2).position(|w| w == b"}\n").unwrap() + 2;
+    std::fs::write(&q, &quarantined[first..]).unwrap();
+    let out = verify(&["--quarantine", &q]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    says(&out, "does not hold");
+    std::fs::remove_file(&q).unwrap();
+    let out = verify(&["--quarantine", &q]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // A pipeline's [errors] is the conversion's policy too.
+    let toml = format!(
+        "[source]\ninputs = [{a:?}, {b:?}]\n\n[errors]\non_error = \"skip\"\n\n\
+         [[sink]]\nformat = \"sqlite\"\noutput = {db:?}\n"
+    );
+    std::fs::write(d("p.toml"), &toml).unwrap();
+    let out = run(&["verify", &d("p.toml")], b"");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::write(d("p.toml"), toml.replace("skip", "fail")).unwrap();
+    let out = run(&["verify", &d("p.toml")], b"");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // A policy without its file is a usage error.
+    let out = verify(&["--on-error", "quarantine"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+/// Asserts that the summary (stderr) says `text`.
+fn says(out: &std::process::Output, text: &str) {
+    assert!(stderr(out).contains(text), "{}", stderr(out));
+}

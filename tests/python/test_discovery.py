@@ -196,17 +196,18 @@ def test_resync_baseline_then_incremental(tmp_path):
                          b"@DOCUMENT { http://example.org/doc?a=1&b=0\n}\n}\n")
         run(soif_bin(), "convert", gone, "--to", "sqlite", "-o", db, "-q")
         # The change list: every record's latest change and every deletion, oldest first;
-        # the load's changes are the newest, a new or changed record `updated` (the
-        # catalog keeps when a record last changed, not whether it was new then).
+        # the load's changes are the newest: the new record `created` (its row's
+        # soif_created is its datestamp), the changed one `updated`, the others `deleted`.
         changes = etree.fromstring(get(f"{base}/cat/changelist.xml"))
         listed = [(url.find(SM + "loc").text, url.find(RS + "md").get("change"),
                    url.find(RS + "md").get("datetime")) for url in changes.iter(SM + "url")]
         assert [d for _, _, d in listed] == sorted(d for _, _, d in listed)
         newest = {loc.rsplit("?url=", 1)[1]: change for loc, change, _ in listed[-4:]}
-        assert newest == {enc(b"http://example.org/3"): "updated", enc(b"http://example.org/new"): "updated",
+        assert newest == {enc(b"http://example.org/3"): "updated", enc(b"http://example.org/new"): "created",
                           enc(b"http://example.org/5"): "deleted",
                           enc(b"http://example.org/doc?a=1&b=0"): "deleted"}, listed
-        resync("--incremental", base, copy, tmp_path)
+        out = resync("--incremental", base, copy, tmp_path)
+        assert "created=1" in out.replace(" ", "") and "deleted=2" in out.replace(" ", ""), out
         assert_copy_equals(base, db, copy)
         changed = copy / "FILE" / f"record.soif?url={enc(b'http://example.org/3')}"
         assert b"File 3, changed" in changed.read_bytes()

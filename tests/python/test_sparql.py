@@ -83,6 +83,11 @@ class Store:
     def update_url(self):
         return self.base + "/update"
 
+    @property
+    def graph_store_url(self):
+        """Oxigraph's Graph Store endpoint, loading a POST with its bulk loader."""
+        return self.base + "/store?no_transaction"
+
     def query(self, q, accept):
         req = urllib.request.Request(self.base + "/query", data=q.encode(),
                                      headers={"Content-Type": "application/sparql-query",
@@ -120,20 +125,31 @@ def store(tmp_path):
 
 
 class Stub(http.server.ThreadingHTTPServer):
-    """A proxy in front of the store: answers the first requests with the faults given,
-    one per request (a status code, sent with `Retry-After: 1`, or None to forward), then
-    forwards; `delay` slows each forward."""
+    """A proxy in front of the store (`target`, its base URL): answers the first requests
+    with the faults given, one per request (a status code, sent with `Retry-After: 1`, or
+    None to forward), then forwards to the same path; `delay` slows each forward. `paths`
+    lists the paths of the requests received. A request whose body holds `refuse` is
+    answered `400 Bad Request` (as a store refuses an update it cannot take)."""
 
-    def __init__(self, target, faults=(), delay=0.0):
-        self.target, self.faults, self.delay = target, list(faults), delay
+    def __init__(self, target, faults=(), delay=0.0, refuse=None):
+        self.target, self.faults, self.delay, self.refuse = target, list(faults), delay, refuse
         self.requests = 0
+        self.paths = []
         self.lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), StubHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
     @property
+    def base(self):
+        return "http://127.0.0.1:%d" % self.server_address[1]
+
+    @property
     def url(self):
-        return "http://127.0.0.1:%d/update" % self.server_address[1]
+        return self.base + "/update"
+
+    @property
+    def graph_store_url(self):
+        return self.base + "/store?no_transaction"
 
 
 class StubHandler(http.server.BaseHTTPRequestHandler):
@@ -144,7 +160,15 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         with self.server.lock:
             self.server.requests += 1
+            self.server.paths.append(self.path)
             fault = self.server.faults.pop(0) if self.server.faults else None
+        if self.server.refuse and self.server.refuse in body:
+            reply = b"Parse error: refused by the stub"
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+            return
         if fault:
             self.send_response(fault)
             self.send_header("Retry-After", "1")
@@ -153,7 +177,7 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"busy")
             return
         time.sleep(self.server.delay)
-        req = urllib.request.Request(self.server.target, data=body,
+        req = urllib.request.Request(self.server.target + self.path, data=body,
                                      headers={"Content-Type": self.headers["Content-Type"]})
         try:
             with urllib.request.urlopen(req, timeout=120) as resp:
@@ -222,6 +246,7 @@ lenient = true
 format = "sparql"
 output = "{url}"
 batch_size = {batch}
+{graph_store}
 
 [state]
 path = "mirror.state"
@@ -230,9 +255,16 @@ report = "report.json"
 """
 
 
-def pipeline(tmp, url, batch=100):
+def pipeline(tmp, url, batch=100, graph_store=None):
     (tmp / "dumps").mkdir(exist_ok=True)
-    (tmp / "pipeline.toml").write_text(PIPELINE.replace("{url}", url).replace("{batch}", str(batch)))
+    store = f'graph_store = "{graph_store}"' if graph_store else ""
+    (tmp / "pipeline.toml").write_text(
+        PIPELINE.replace("{url}", url).replace("{batch}", str(batch)).replace("{graph_store}", store))
+
+
+# The two ways a batch is sent: one SPARQL Update, or the drops as an update and the
+# triples POSTed as N-Quads to the Graph Store endpoint.
+MODES = ["update", "graph-store"]
 
 
 def report(tmp):
@@ -244,8 +276,10 @@ def run_out(tmp):
     return report(tmp)["totals"]["records_out"]
 
 
-def test_three_nightly_runs_mirror_the_dumps(store, tmp_path):
-    pipeline(tmp_path, store.update_url)
+@pytest.mark.parametrize("mode", MODES)
+def test_three_nightly_runs_mirror_the_dumps(store, tmp_path, mode):
+    pipeline(tmp_path, store.update_url,
+             graph_store=store.graph_store_url if mode == "graph-store" else None)
     dumps = tmp_path / "dumps"
     # The dumps in the order the runs take them (a run reads a directory in name order).
     taken = []
@@ -288,7 +322,7 @@ def test_three_nightly_runs_mirror_the_dumps(store, tmp_path):
 
 
 def test_busy_answers_are_retried_after_retry_after(store, tmp_path):
-    stub = Stub(store.update_url, faults=[503, 429])
+    stub = Stub(store.base, faults=[503, 429])
     src = tmp_path / "in.soif"
     src.write_bytes(b"".join(record(f"http://busy.example/{i}", b"Busy %d" % i) for i in range(30)))
     started = time.time()
@@ -303,24 +337,74 @@ def test_busy_answers_are_retried_after_retry_after(store, tmp_path):
     stub.shutdown()
 
 
-def test_a_refused_batch_stops_the_run_and_counts_only_what_was_stored(store, tmp_path):
-    # The first request goes through, the second is refused with a 400.
-    stub = Stub(store.update_url, faults=[None, 400])
+def test_a_graph_store_load_retried_drops_its_graphs_again(store, tmp_path):
+    # The first batch's load is answered 503: its drops and its load are sent again.
+    stub = Stub(store.base, faults=[None, 503])
+    src = tmp_path / "in.soif"
+    src.write_bytes(b"".join(record(f"http://busy.example/{i}", b"Busy %d" % i) for i in range(30)))
+    out = soif("convert", src, "--to", "sparql", "-o", stub.url, "--graph-store", stub.graph_store_url,
+               "--batch-size", "10")
+    err = out.stderr.decode()
+    assert "/store?no_transaction: HTTP 503 Service Unavailable: busy; sending the batch of 10 " \
+        "records again in 1.0 s (retry 1 of 6)" in err, err
+    assert [p.split("?")[0] for p in stub.paths] == ["/update", "/store"] * 4
+    assert "30 records in, 30 out" in err
+    assert_mirrors(store, [src], tmp_path)
+    stub.shutdown()
+
+
+def test_a_refusing_endpoint_stops_the_run_and_counts_only_what_was_stored(store, tmp_path):
+    # The first request goes through, the second is refused with a 401: no request to
+    # this endpoint can succeed, so the run stops.
+    stub = Stub(store.base, faults=[None, 401])
     src = tmp_path / "in.soif"
     src.write_bytes(b"".join(record(f"http://refused.example/{i}", b"R %d" % i) for i in range(25)))
     out = soif("convert", src, "--to", "sparql", "-o", stub.url, "--batch-size", "10", check=False)
     err = out.stderr.decode()
     assert out.returncode == 1, err
-    assert "HTTP 400 Bad Request: busy" in err and "10 records stored before this" in err, err
+    assert "HTTP 401 Unauthorized: busy" in err and "10 records stored before this" in err, err
     assert "25 records in, 10 out" in err, err
     assert len(store.graphs()) == 10
+    assert stub.requests == 2
     stub.shutdown()
 
 
-def test_killed_mid_run_then_run_again_stores_each_record_once(store, tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_record_is_found_rejected_and_the_rest_stored(store, tmp_path, mode):
+    # The store refuses (400) any request that holds record 7: its batch of 10 is split
+    # in halves, then halves of those, until record 7 is alone; it is quarantined with
+    # the store's reason, and every other record is stored.
+    stub = Stub(store.base, refuse=b"<http://refused.example/7>")
+    records = [record(f"http://refused.example/{i}", b"R %d" % i) for i in range(25)]
+    src = tmp_path / "in.soif"
+    src.write_bytes(b"".join(records))
+    store_args = ["--graph-store", stub.graph_store_url] if mode == "graph-store" else []
+    out = soif("convert", src, "--to", "sparql", "-o", stub.url, *store_args, "--batch-size", "10",
+               "--quarantine", tmp_path / "refused.soif", check=False)
+    err = out.stderr.decode()
+    assert out.returncode == 3, err
+    assert "25 records in, 24 out, 1 rejected" in err, err
+    assert ("sparql output refused the record: the endpoint refused it: " in err
+            and "HTTP 400 Bad Request: Parse error: refused by the stub" in err
+            and "(http://refused.example/7)" in err), err
+    assert (tmp_path / "refused.soif").read_bytes() == records[7]
+    kept = tmp_path / "kept.soif"
+    kept.write_bytes(b"".join(records[:7] + records[8:]))
+    assert_mirrors(store, [kept], tmp_path)
+    # Without --on-error, the refused record stops the run (after its batch is sent).
+    out = soif("convert", src, "--to", "sparql", "-o", stub.url, *store_args, "--batch-size", "10",
+               check=False)
+    assert out.returncode != 0
+    assert "HTTP 400 Bad Request: Parse error: refused by the stub" in out.stderr.decode()
+    stub.shutdown()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_killed_mid_run_then_run_again_stores_each_record_once(store, tmp_path, mode):
     # A slow store (each batch of 20 delayed), so that the run can be killed mid-way.
-    stub = Stub(store.update_url, delay=0.05)
-    pipeline(tmp_path, stub.url, batch=20)
+    stub = Stub(store.base, delay=0.05)
+    pipeline(tmp_path, stub.url, batch=20,
+             graph_store=stub.graph_store_url if mode == "graph-store" else None)
     gen = soif_bin().with_name("soif-gen")
     soif_gen = subprocess.run([str(gen), "--size", "2MB", "--summaries-only", "--seed", "7",
                                "-o", tmp_path / "dumps" / "big.soif"], capture_output=True)

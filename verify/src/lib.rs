@@ -35,7 +35,7 @@
 //!     observer: None,
 //! };
 //! let rt = tokio::runtime::Runtime::new().unwrap();
-//! let report = soif_verify::verify(v, &rt, &mut |_| Ok(())).unwrap();
+//! let report = soif_verify::verify(v, &rt, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
 //! assert_eq!((report.counts.matched, report.counts.missing), (1, 1));
 //! assert!(!report.matches());
 //! assert_eq!(report.examples.0["missing"][0].url, "http://b/");
@@ -45,6 +45,7 @@ pub mod compare;
 pub mod entry;
 pub mod manifest;
 pub mod project;
+pub mod quarantine;
 pub mod read;
 pub mod report;
 pub mod spill;
@@ -52,6 +53,7 @@ pub mod target;
 
 use compare::{compare, Finding};
 use report::{Examples, Report};
+use soif_options::ErrorPolicy;
 use soif_pipeline::engine::Observer;
 use soif_pipeline::{EngineOptions, Error, Source, Transform};
 use soif_sources::InputSettings;
@@ -67,8 +69,11 @@ pub struct Verification {
     /// The conversion's transforms, built.
     pub transforms: Vec<Box<dyn Transform>>,
     pub target: Target,
-    /// The conversion's engine options (its policy is replaced by `skip`: rejections are
-    /// reported).
+    /// The conversion's engine options. Its policy says what becomes of the records the
+    /// conversion rejects: under `fail` the conversion stops at the first, so any makes
+    /// the target not match; under `skip` and `quarantine` they are not expected in the
+    /// target, and under `quarantine` its file must hold them ([`quarantine::check`]).
+    /// Either way they are reported, and nothing is written but temporary files.
     pub engine: EngineOptions,
     /// How a target made of files is read (the largest record, mmap).
     pub settings: InputSettings,
@@ -79,13 +84,25 @@ pub struct Verification {
 }
 
 /// Reads both sides (at the same time) and compares them. `finding` gets every record
-/// that does not match as the comparison finds it (`--list`).
+/// that does not match as the comparison finds it (`--list`); `compared` the partitions
+/// compared so far and their number, as the comparison goes.
 pub fn verify(
     v: Verification,
     rt: &tokio::runtime::Runtime,
     finding: &mut dyn FnMut(&Finding) -> std::io::Result<()>,
+    compared: &mut dyn FnMut(usize, usize),
 ) -> Result<Report, Error> {
     let start = Instant::now();
+    let policy = v.engine.policy.clone();
+    // Under `quarantine`, the sources' rejections go to a file of our own.
+    let ours = match &policy {
+        ErrorPolicy::Quarantine(_) => Some(
+            spill::temp_dir_in(v.temp_dir.as_deref(), "soif-verify-quarantine-")
+                .map_err(|e| Error::io("creating verify's temporary files", e))?,
+        ),
+        _ => None,
+    };
+    let our_quarantine = ours.as_ref().map(|d| d.path().join("quarantine"));
     let projection = v.target.projection;
     let temp = |side, content| {
         Partitions::new(v.temp_dir.as_deref(), side, content)
@@ -95,12 +112,19 @@ pub fn verify(
     let target_parts = temp("target", Some(!projection.is_catalog()))?;
     let target = v.target.clone();
     let (sources, targets) = rt.block_on(async {
+        let engine = EngineOptions {
+            policy: match &our_quarantine {
+                Some(path) => ErrorPolicy::Quarantine(path.clone()),
+                None => ErrorPolicy::Skip,
+            },
+            ..v.engine.clone()
+        };
         let s = read::read_records(
             v.sources,
             v.transforms,
             projection,
             source_parts,
-            v.engine.clone(),
+            engine,
             v.observer,
             true,
         );
@@ -118,13 +142,19 @@ pub fn verify(
             examples.keep(f);
             finding(f)
         },
-        &mut |_done| {},
+        &mut |done| compared(done, spill::PARTS),
     )
     .map_err(|e| Error::io("reading verify's temporary files", e))?;
+    let quarantine = match (&policy, &our_quarantine) {
+        (ErrorPolicy::Quarantine(file), Some(ours)) => Some(quarantine::check(file, ours)?),
+        _ => None,
+    };
     let mut report = Report {
         target: v.target.location.clone(),
         format: v.target.format.to_string(),
         verdict: "match",
+        policy: policy.name(),
+        quarantine,
         counts,
         sources: source_counts,
         target_side: target_counts,

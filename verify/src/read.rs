@@ -7,6 +7,7 @@ use crate::entry::Entry;
 use crate::project::{sql_cell, Projection};
 use crate::spill::{Partitions, Spilled};
 use soif_codecs::Record;
+use soif_options::ErrorPolicy;
 use soif_pipeline::engine::{Observer, Progress};
 use soif_pipeline::{Engine, EngineOptions, Error, Sink, SinkError, Source, Transform};
 use soif_store::{SqliteStore, TableInfo};
@@ -95,9 +96,9 @@ impl Observer for Rejections {
 }
 
 /// Reads `source` through `transforms` into partitions of `projection`'s entries. The
-/// engine runs under `skip` whatever `engine.policy` says: a record the conversion would
-/// reject is reported, not fatal. `observer` gets the progress. `tombstones`: keep
-/// deleted records (see [`ProjectSink`]).
+/// engine runs under `skip` (or `quarantine`, into the file `engine.policy` names): a
+/// record the conversion would reject is reported, not fatal. `observer` gets the
+/// progress. `tombstones`: keep deleted records (see [`ProjectSink`]).
 pub async fn read_records(
     source: Box<dyn Source>,
     transforms: Vec<Box<dyn Transform>>,
@@ -112,7 +113,9 @@ pub async fn read_records(
         inner: observer,
         reasons: Mutex::new((0, Vec::new())),
     });
-    engine.policy = soif_options::ErrorPolicy::Skip;
+    if !matches!(engine.policy, ErrorPolicy::Quarantine(_)) {
+        engine.policy = ErrorPolicy::Skip;
+    }
     engine.observer = Some(rejections.clone());
     let sink = ProjectSink {
         projection,

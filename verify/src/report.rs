@@ -2,6 +2,7 @@
 //! (`--report FILE.json`), and [`Examples`] of each class kept for both.
 
 use crate::compare::{Change, Class, Counts, Finding};
+use crate::quarantine::QuarantineCheck;
 use crate::read::SideCounts;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -44,6 +45,12 @@ pub struct Report {
     pub format: String,
     /// `match` or `mismatch`.
     pub verdict: &'static str,
+    /// The conversion's `--on-error` policy (`fail`, `skip`, `quarantine`): under `fail`
+    /// a record the conversion would reject makes the target not match.
+    pub policy: &'static str,
+    /// Under `quarantine`: whether its file holds the rejected records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<QuarantineCheck>,
     pub counts: Counts,
     /// The sources: records read, records the target would hold, records the conversion
     /// would reject (with the first reasons).
@@ -59,7 +66,15 @@ pub struct Report {
 impl Report {
     /// True when the target holds exactly what converting the sources would write.
     pub fn matches(&self) -> bool {
-        self.counts.mismatches() == 0 && self.target_side.rejected == 0
+        self.counts.mismatches() == 0
+            && self.target_side.rejected == 0
+            && !self.conversion_stops()
+            && self.quarantine.as_ref().is_none_or(|q| q.holds)
+    }
+
+    /// True when the conversion, under `fail`, would stop at a record it rejects.
+    pub fn conversion_stops(&self) -> bool {
+        self.policy == "fail" && self.sources.rejected > 0
     }
 }
 
@@ -144,8 +159,13 @@ impl fmt::Display for Report {
                 writeln!(f, "    … (--list prints them all)")?;
             }
         }
+        let rejected = if self.conversion_stops() {
+            "would be rejected by the conversion (under --on-error fail it stops at the first)"
+        } else {
+            "would be rejected by the conversion (not expected in the target)"
+        };
         for (what, side) in [
-            ("would be rejected by the conversion", &self.sources),
+            (rejected, &self.sources),
             ("unreadable in the target", &self.target_side),
         ] {
             if side.rejected > 0 {
@@ -153,6 +173,21 @@ impl fmt::Display for Report {
                 for r in side.reasons.iter().take(EXAMPLES) {
                     writeln!(f, "    {r}")?;
                 }
+            }
+        }
+        if let Some(q) = &self.quarantine {
+            if q.holds {
+                writeln!(
+                    f,
+                    "  quarantine {}: holds the rejected records byte for byte ({} bytes)",
+                    q.file, q.found_bytes
+                )?;
+            } else {
+                writeln!(
+                    f,
+                    "  quarantine {}: does not hold the rejected records ({} bytes expected, {} found)",
+                    q.file, q.expected_bytes, q.found_bytes
+                )?;
             }
         }
         Ok(())

@@ -43,13 +43,7 @@ impl Partitions {
         side: &str,
         content: Option<bool>,
     ) -> io::Result<Partitions> {
-        let mut b = tempfile::Builder::new();
-        let prefix = format!("soif-verify-{side}-");
-        b.prefix(&prefix);
-        let dir = match temp_dir {
-            Some(d) => b.tempdir_in(d)?,
-            None => b.tempdir()?,
-        };
+        let dir = temp_dir_in(temp_dir, &format!("soif-verify-{side}-"))?;
         Ok(Partitions {
             dir,
             files: (0..PARTS).map(|_| None).collect(),
@@ -96,6 +90,19 @@ impl Partitions {
             entries: self.entries,
             content: self.content,
         })
+    }
+}
+
+/// A new temporary directory under `dir` (the system's by default).
+pub fn temp_dir_in(
+    dir: Option<&std::path::Path>,
+    prefix: &str,
+) -> std::io::Result<tempfile::TempDir> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(prefix);
+    match dir {
+        Some(d) => b.tempdir_in(d),
+        None => b.tempdir(),
     }
 }
 

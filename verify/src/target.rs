@@ -205,6 +205,11 @@ impl Target {
                     ..settings
                 };
                 let source = Box::new(InputSource::new(specs, settings));
+                // What the target holds is read, never quarantined.
+                let engine = EngineOptions {
+                    policy: soif_options::ErrorPolicy::Skip,
+                    ..engine
+                };
                 // A served catalog's deletions (OAI-PMH `deleted` headers) are absences.
                 let tombstones = !self.projection.is_catalog();
                 read_records(

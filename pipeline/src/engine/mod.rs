@@ -814,22 +814,42 @@ fn sink_loop(
                 }
                 Err(SinkError::Rejected(reason)) => {
                     let reason = format!("{} output refused the record: {reason}", sink.name());
-                    if let Err(e) = shared.sink_reject(batch.first_seq + i as u64, record, &reason)
-                    {
+                    let seq = batch.first_seq + i as u64;
+                    if let Err(e) = shared.sink_reject(Some(seq), record, &reason) {
                         result = Err(e);
                         break 'batches;
                     }
                 }
                 Err(SinkError::Fatal(e)) => return Err(e),
             }
+            if let Err(e) = reject_refused(sink, shared) {
+                result = Err(e);
+                break 'batches;
+            }
         }
         shared.sink_done(index, batch.first_seq + batch.records.len() as u64);
     }
     // Closing the channel tells the transform stage we are gone (if we stopped early).
     drop(rx);
-    sink.finish()?;
+    let finished = sink.finish();
+    result = result.and(reject_refused(sink, shared));
+    finished?;
     shared.add_sink_warnings(sink.warnings());
     result
+}
+
+/// Rejects the records `sink` took earlier and its destination refused since
+/// ([`Sink::take_refused`]).
+fn reject_refused(sink: &mut dyn Sink, shared: &Shared) -> Result<(), Error> {
+    for refused in sink.take_refused() {
+        let reason = format!(
+            "{} output refused the record: {}",
+            sink.name(),
+            refused.reason
+        );
+        shared.sink_reject(None, &refused.record, &reason)?;
+    }
+    Ok(())
 }
 
 /// State shared by the stages: the error policy and its counts.
@@ -966,12 +986,15 @@ impl Shared {
     }
 
     /// A sink refused record `seq`: counted once however many sinks refuse it.
-    fn sink_reject(&self, seq: u64, record: &Record, reason: &str) -> Result<(), Error> {
+    /// A record a sink refused: `seq` is its sequence number when the sink refused it as
+    /// it was written (then a record refused by several sinks counts once), `None` for
+    /// one refused later ([`Sink::take_refused`]).
+    fn sink_reject(&self, seq: Option<u64>, record: &Record, reason: &str) -> Result<(), Error> {
         let mut rejects = self
             .rejects
             .lock()
             .map_err(|_| Error::Fatal("a pipeline stage panicked".to_string()))?;
-        if rejects.pending.insert(seq) {
+        if seq.is_none_or(|seq| rejects.pending.insert(seq)) {
             rejects.sink_rejected_distinct += 1;
             if let Some(t) = rejects.per_input.tally(record.position.as_ref()) {
                 t.sink_rejected += 1;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::source::{BytesSource, RecordsSource};
+use crate::Refused;
 
 /// Collects URLs; refuses records whose URL contains `refuse`.
 struct TestSink {
@@ -260,4 +261,95 @@ fn the_column_policy_is_refused() {
         "{e}"
     );
     assert!(urls.lock().unwrap().is_empty());
+}
+
+/// Takes records in batches of `batch`; when a batch is "sent" (full, or at the end),
+/// hands back those whose URL contains `refuse` as refused (`Sink::take_refused`).
+struct BatchingSink {
+    batch: usize,
+    refuse: &'static str,
+    pending: Vec<Record>,
+    refused: Vec<Refused>,
+}
+
+impl BatchingSink {
+    fn send(&mut self) {
+        for record in self.pending.drain(..) {
+            if record.url_str().contains(self.refuse) {
+                self.refused.push(Refused {
+                    reason: format!("the store refused {}", record.url_str()),
+                    record,
+                });
+            }
+        }
+    }
+}
+
+impl Sink for BatchingSink {
+    fn name(&self) -> &str {
+        "batching"
+    }
+    fn write(&mut self, record: &Record) -> Result<(), SinkError> {
+        self.pending.push(record.clone());
+        if self.pending.len() >= self.batch {
+            self.send();
+        }
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), Error> {
+        self.send();
+        Ok(())
+    }
+    fn take_refused(&mut self) -> Vec<Refused> {
+        std::mem::take(&mut self.refused)
+    }
+}
+
+#[test]
+fn records_a_sink_refuses_after_taking_them_are_rejected_under_the_policy() {
+    let batching = |refuse| {
+        Box::new(BatchingSink {
+            batch: 4,
+            refuse,
+            pending: Vec::new(),
+            refused: Vec::new(),
+        }) as Box<dyn Sink>
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.soif");
+    let opts = EngineOptions {
+        policy: ErrorPolicy::Quarantine(q.clone()),
+        batch_records: 3,
+        ..EngineOptions::default()
+    };
+    // u1, u10..u19: refused when their batch is sent, the last ones at finish.
+    let s = run(
+        opts,
+        Box::new(RecordsSource::new("mem", records(21))),
+        Vec::new(),
+        vec![batching("u1")],
+    )
+    .unwrap();
+    assert_eq!((s.records_in, s.rejected, s.records_out), (21, 11, 10));
+    assert_eq!(s.quarantined, 11);
+    let quarantined = std::fs::read(&q).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&quarantined)
+            .matches("@T {")
+            .count(),
+        11
+    );
+    // Under `fail`, the first refusal stops the run with the sink's reason.
+    let e = run(
+        EngineOptions::default(),
+        Box::new(RecordsSource::new("mem", records(6))),
+        Vec::new(),
+        vec![batching("u5")],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("batching output refused the record: the store refused u5"),
+        "{e}"
+    );
 }

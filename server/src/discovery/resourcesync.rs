@@ -9,9 +9,9 @@
 //!   (`/NAME/TEMPLATE/record.soif?url=URL`), `lastmod` its datestamp; `at` is the time
 //!   the list was made;
 //! - `/NAME/changelist.xml`: the latest changes, oldest first: records by the time they
-//!   last changed (`updated`: the catalog keeps when a record last changed, not whether
-//!   it was new then) and deletions (`deleted`; kept for ever) by the time they were
-//!   deleted, each with its `datetime`. It holds at most `--sitemap-size` changes, whole
+//!   last changed (`created` when the row was new then — its `soif_created` is its
+//!   datestamp —, else `updated`) and deletions (`deleted`; kept for ever) by the time
+//!   they were deleted, each with its `datetime`. It holds at most `--sitemap-size` changes, whole
 //!   seconds of them: `from` is the catalog's earliest datestamp when every change fits,
 //!   else the first second it holds whole; `until` is the time the list was made. A
 //!   client keeps the time of the last change it applied and skips the changes before
@@ -177,8 +177,8 @@ pub async fn change_list(
         let until = now();
         let from = if changes.len() > n {
             // More changes than a list holds: it covers the seconds it holds whole.
-            let cut = changes[n].datestamp.clone();
-            changes.retain(|e| e.datestamp > cut);
+            let cut = changes[n].entry.datestamp.clone();
+            changes.retain(|c| c.entry.datestamp > cut);
             next_second(&cut)
         } else {
             src.catalog
@@ -192,12 +192,17 @@ pub async fn change_list(
             &up,
         ))?;
         let mut line = String::new();
-        for e in changes.iter().rev() {
+        for c in changes.iter().rev() {
+            let e = &c.entry;
             let Some(loc) = src.record_loc(e, ".soif") else {
                 continue;
             };
             let ds = &e.datestamp;
-            let change = if e.deleted { "deleted" } else { "updated" };
+            let change = match (e.deleted, c.created) {
+                (true, _) => "deleted",
+                (false, true) => "created",
+                (false, false) => "updated",
+            };
             line.clear();
             line.push_str(&format!(
                 "<url><loc>{loc}</loc><lastmod>{ds}</lastmod>\

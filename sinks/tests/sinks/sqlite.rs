@@ -50,10 +50,14 @@ fn dump(db: &Path) -> Vec<Vec<SqlValue>> {
     for q in queries {
         let mut st = conn.prepare(&q).unwrap();
         let n = st.column_count();
-        // When each row last changed (layout 2) is the time of the run, not content:
+        // When each row last changed and was created (layouts 2, 3) are times of runs,
+        // not content:
         // two runs a second apart must still compare equal.
         let keep: Vec<usize> = (0..n)
-            .filter(|&i| st.column_name(i).is_ok_and(|c| c != "soif_datestamp"))
+            .filter(|&i| {
+                st.column_name(i)
+                    .is_ok_and(|c| c != "soif_datestamp" && c != "soif_created")
+            })
             .collect();
         let rows = st
             .query_map([], |r| {

@@ -230,9 +230,9 @@ pub fn one<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
 }
 
 /// A catalog's records and layout (not its run log), every row, in a stable order, each
-/// query's rows after a row holding the query. `soif_datestamp` (when a row last
-/// changed: the run's time, not content) is left out, so that two runs a second apart
-/// still compare equal.
+/// query's rows after a row holding the query. `soif_datestamp` and `soif_created` (when
+/// a row last changed and was created: runs' times, not content) are left out, so that
+/// two runs a second apart still compare equal.
 pub fn dump(conn: &rusqlite::Connection) -> Vec<Vec<rusqlite::types::Value>> {
     use rusqlite::types::Value;
     let tables: Vec<String> = conn
@@ -256,7 +256,10 @@ pub fn dump(conn: &rusqlite::Connection) -> Vec<Vec<rusqlite::types::Value>> {
     for q in queries {
         let mut st = conn.prepare(&q).unwrap();
         let keep: Vec<usize> = (0..st.column_count())
-            .filter(|&i| st.column_name(i).is_ok_and(|c| c != "soif_datestamp"))
+            .filter(|&i| {
+                st.column_name(i)
+                    .is_ok_and(|c| c != "soif_datestamp" && c != "soif_created")
+            })
             .collect();
         out.push(vec![Value::Text(q.clone())]);
         let rows = st
