@@ -246,7 +246,7 @@ pub fn subject_iri(url: &[u8]) -> Option<NamedNode> {
 /// `xsd:base64Binary` of its bytes (written into `buf`).
 pub fn literal<'a>(bytes: &'a [u8], buf: &'a mut String) -> LiteralRef<'a> {
     match std::str::from_utf8(bytes) {
-        Ok(text) if !text.chars().any(unsafe_in_xml) => LiteralRef::new_simple_literal(text),
+        Ok(text) if xml_can_carry(text) => LiteralRef::new_simple_literal(text),
         _ => {
             buf.clear();
             base64::engine::general_purpose::STANDARD.encode_string(bytes, buf);
@@ -255,10 +255,31 @@ pub fn literal<'a>(bytes: &'a [u8], buf: &'a mut String) -> LiteralRef<'a> {
     }
 }
 
-/// Characters a value cannot carry through XML unchanged: C0 controls but tab and line
-/// feed (a carriage return comes back as a line feed), U+FFFE and U+FFFF.
-fn unsafe_in_xml(c: char) -> bool {
-    (c < ' ' && c != '\t' && c != '\n') || c == '\u{FFFE}' || c == '\u{FFFF}'
+/// Whether XML carries `text` unchanged: no C0 control but tab and line feed (a carriage
+/// return comes back as a line feed), no U+FFFE or U+FFFF. Those are the bytes below
+/// 0x20 but tab and line feed, and `EF BF BE`/`EF BF BF`; the bytes are scanned in
+/// blocks for either kind of first byte (a loop the compiler vectorises), and only a
+/// block holding one is looked at character by character.
+fn xml_can_carry(text: &str) -> bool {
+    // Bitwise operators, not `&&`/`||`: no branch per byte, so the loop vectorises.
+    fn suspect(b: u8) -> bool {
+        ((b < 0x20) & (b != b'\t') & (b != b'\n')) | (b == 0xEF)
+    }
+    const BLOCK: usize = 32;
+    let bytes = text.as_bytes();
+    let clean = |block: &[u8]| {
+        block
+            .iter()
+            .fold(0u8, |seen, &b| seen | u8::from(suspect(b)))
+            == 0
+    };
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    if blocks.all(clean) && clean(blocks.remainder()) {
+        return true;
+    }
+    !text
+        .chars()
+        .any(|c| (c < ' ' && c != '\t' && c != '\n') || c == '\u{FFFE}' || c == '\u{FFFF}')
 }
 
 /// Appends the local name of an attribute name (see the module docs).
@@ -654,6 +675,14 @@ mod tests {
             prop_assert!(chars.all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)));
             let iri = format!("{SOIF}{s}");
             prop_assert!(NamedNode::new(iri).is_ok());
+        }
+
+        #[test]
+        fn xml_can_carry_what_xml_keeps(text in "[a-zé\\t\\n ]{0,70}[\\x00-\\x1F\\x{FFFE}\\x{FFFF}\\x{EFFF}\\x{FEFF}]?\\PC{0,40}") {
+            let expected = !text.chars().any(|c| {
+                (c < ' ' && c != '\t' && c != '\n') || c == '\u{FFFE}' || c == '\u{FFFF}'
+            });
+            prop_assert_eq!(xml_can_carry(&text), expected);
         }
 
         #[test]

@@ -14,8 +14,9 @@
 //! assert!(text.contains("<http://example.org/> <http://purl.org/dc/terms/title> \"Home\" .\n"));
 //! ```
 //!
-//! The serialisers are the Oxigraph project's (through `oxrdfio`: `oxttl` for N-Triples and
-//! Turtle, `oxrdfxml`, `oxjsonld`). Each record's triples are written as the record
+//! The serialisers are the Oxigraph project's (through `oxrdfio`: `oxttl` for Turtle,
+//! `oxrdfxml`, `oxjsonld`); N-Triples lines are `oxrdf`'s syntax of a triple, with the
+//! text of literals copied in runs ([`ntriples`]: the same bytes, faster). Each record's triples are written as the record
 //! comes, one after the other, so a record is one `rdf:Description` in RDF/XML, one
 //! subject block in Turtle and one node object in JSON-LD; nothing is held from one
 //! record to the next, and memory stays flat whatever the input's size. Values are never
@@ -23,6 +24,7 @@
 //! four formats hold the same triples.
 
 pub mod mapping;
+pub mod ntriples;
 
 use mapping::{Mapping, PREFIXES};
 use oxrdfio::{RdfFormat, RdfSerializer, WriterQuadSerializer};
@@ -70,7 +72,7 @@ impl Syntax {
 /// Writes records as RDF in one [`Syntax`].
 pub struct RdfSink<W: Write + Send> {
     /// `None` once finished.
-    out: Option<WriterQuadSerializer<W>>,
+    out: Option<Output<W>>,
     syntax: Syntax,
     mapping: Mapping,
 }
@@ -86,8 +88,16 @@ impl<W: Write + Send> RdfSink<W> {
                     .unwrap_or_else(|_| unreachable!("the prefixes are valid IRIs"));
             }
         }
+        let out = if syntax == Syntax::NTriples {
+            Output::Lines {
+                out,
+                lines: String::new(),
+            }
+        } else {
+            Output::Serializer(Box::new(serializer.for_writer(out)))
+        };
         RdfSink {
-            out: Some(serializer.for_writer(out)),
+            out: Some(out),
             syntax,
             mapping: Mapping::new(),
         }
@@ -110,10 +120,23 @@ impl<W: Write + Send> Sink for RdfSink<W> {
                 self.syntax.name()
             ))));
         };
-        self.mapping
-            .record(record, |t| out.serialize_triple(t))
-            .map(drop)
-            .map_err(|e| SinkError::Fatal(self.io_error(e)))
+        let written = match out {
+            Output::Serializer(out) => self
+                .mapping
+                .record(record, |t| out.serialize_triple(t))
+                .map(drop),
+            Output::Lines { out, lines } => {
+                lines.clear();
+                self.mapping
+                    .record(record, |t| {
+                        ntriples::push_line(t, lines);
+                        Ok::<(), std::convert::Infallible>(())
+                    })
+                    .unwrap_or_else(|never| match never {});
+                out.write_all(lines.as_bytes())
+            }
+        };
+        written.map_err(|e| SinkError::Fatal(self.io_error(e)))
     }
 
     fn finish(&mut self) -> Result<(), Error> {
@@ -121,15 +144,18 @@ impl<W: Write + Send> Sink for RdfSink<W> {
             return Ok(());
         };
         let syntax = self.syntax;
-        out.finish()
-            .and_then(|mut w| {
-                // JSON-LD and RDF/XML end with their closing bracket or tag: end the line.
-                if matches!(syntax, Syntax::JsonLd | Syntax::RdfXml) {
-                    w.write_all(b"\n")?;
-                }
-                w.flush()
-            })
-            .map_err(|e| self.io_error(e))
+        let out = match out {
+            Output::Serializer(out) => out.finish(),
+            Output::Lines { out, .. } => Ok(out),
+        };
+        out.and_then(|mut w| {
+            // JSON-LD and RDF/XML end with their closing bracket or tag: end the line.
+            if matches!(syntax, Syntax::JsonLd | Syntax::RdfXml) {
+                w.write_all(b"\n")?;
+            }
+            w.flush()
+        })
+        .map_err(|e| self.io_error(e))
     }
 
     /// The mapping's notices: a URL that names no IRI, a value the crosswalk kept
@@ -137,6 +163,15 @@ impl<W: Write + Send> Sink for RdfSink<W> {
     fn take_notices(&mut self) -> Vec<String> {
         self.mapping.take_notices()
     }
+}
+
+/// Where the triples go.
+enum Output<W: Write + Send> {
+    /// `oxrdfio`'s serialiser (Turtle, JSON-LD, RDF/XML: they group a record's triples).
+    Serializer(Box<WriterQuadSerializer<W>>),
+    /// N-Triples: each record's lines ([`ntriples::push_line`]: what `oxttl`'s serialiser
+    /// writes, byte for byte), made in one reused buffer and written at once.
+    Lines { out: W, lines: String },
 }
 
 /// `[[sink]] format = "ntriples" | "turtle" | "jsonld" | "rdfxml"` / `--to …`.
