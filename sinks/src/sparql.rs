@@ -103,7 +103,7 @@ pub const MAX_BATCH_BYTES: usize = 8 << 20;
 pub const DEFAULT_LOAD_RECORDS: usize = 10_000;
 
 /// The most N-Quads one batch loaded through a Graph Store endpoint carries.
-pub const MAX_LOAD_BYTES: usize = 64 << 20;
+pub const MAX_LOAD_BYTES: usize = 128 << 20;
 
 /// The longest part of a refusal's body quoted in the error.
 const MAX_QUOTED: usize = 500;

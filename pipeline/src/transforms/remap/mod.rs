@@ -49,8 +49,11 @@ use std::sync::Arc;
 use tables::Tables;
 use vrl::compiler::runtime::{Runtime, Terminate};
 use vrl::compiler::state::{ExternalEnv, TypeState};
-use vrl::compiler::{CompileConfig, Function, Program, TargetValue, TimeZone};
+use vrl::compiler::unused_expression_checker::check_for_unused_results;
+use vrl::compiler::{CompileConfig, Compiler, Function, Program, TargetValue, TimeZone};
 use vrl::diagnostic::{DiagnosticList, Formatter};
+use vrl::parser::ast::{Expr, Literal, Node, QueryTarget, RootExpr};
+use vrl::parser::Span;
 use vrl::path::PathPrefix;
 use vrl::value::{ObjectMap, Secrets, Value};
 
@@ -133,32 +136,63 @@ pub fn functions(tables: &Tables) -> Vec<Box<dyn Function>> {
 }
 
 /// Compiles `source`: the program and its warnings (formatted), or a config error with
-/// VRL's diagnostic.
+/// VRL's diagnostic (those of the program as written, as `compile_with_state` gives
+/// them). The program compiled is the one written in the form [`as_run`] gives it,
+/// which does the same to the event without copying it as the program's value.
 fn compile(
     source: &str,
     origin: &str,
     tables: &Tables,
 ) -> Result<(Program, Option<String>), Error> {
+    let not_compiled = |errors| {
+        Error::Config(format!(
+            "remap: the program {origin} does not compile:\n{}",
+            diagnostics(source, origin, errors)
+        ))
+    };
+    let ast = vrl::parser::parse(source)
+        .map_err(|e| not_compiled(DiagnosticList::from(vec![Box::new(e) as Box<_>])))?;
     let state = TypeState {
         local: Default::default(),
         external: ExternalEnv::new_with_kind(value::event_kind(), value::metadata_kind()),
     };
-    match vrl::compiler::compile_with_state(
-        source,
-        &functions(tables),
+    let fns = functions(tables);
+    let run = Compiler::compile(
+        &fns,
+        as_run(ast.clone(), source.len()),
         &state,
         CompileConfig::default(),
-    ) {
-        Ok(result) => {
-            let warnings =
-                (!result.warnings.is_empty()).then(|| diagnostics(source, origin, result.warnings));
-            Ok((result.program, warnings))
-        }
-        Err(errors) => Err(Error::Config(format!(
-            "remap: the program {origin} does not compile:\n{}",
-            diagnostics(source, origin, errors)
-        ))),
-    }
+    );
+    let mut compiled = match run {
+        Ok(compiled) => compiled,
+        // The diagnostics of the program as written.
+        Err(_) => Compiler::compile(&fns, ast.clone(), &state, CompileConfig::default())
+            .map_err(not_compiled)?,
+    };
+    compiled.warnings.extend(check_for_unused_results(&ast));
+    let warnings =
+        (!compiled.warnings.is_empty()).then(|| diagnostics(source, origin, compiled.warnings));
+    Ok((compiled.program, warnings))
+}
+
+/// A program in the form it runs in. Its value is never used (the event is the
+/// result), yet VRL computes the last expression's value by copying it: the whole event
+/// for a program ending in `.`, the value assigned for one ending in an assignment. So
+/// queries of the event or metadata standing alone at the top level (`.`, `.url`,
+/// `%soif`: they cannot fail and change nothing) are left out, and the program ends
+/// with a `null` of its own, before which every expression runs as one whose value is
+/// unused (an assignment then stores its value without copying it).
+fn as_run(mut ast: vrl::parser::Program, end: usize) -> vrl::parser::Program {
+    ast.0.retain(|root| {
+        !matches!(root.inner(), RootExpr::Expr(e) if matches!(e.inner(),
+            Expr::Query(q) if matches!(q.inner().target.inner(), QueryTarget::External(_))))
+    });
+    let end = Span::new(end, end);
+    ast.0.push(Node::new(
+        end,
+        RootExpr::Expr(Node::new(end, Expr::Literal(Node::new(end, Literal::Null)))),
+    ));
+    ast
 }
 
 /// VRL's diagnostics as it prints them, with `origin` as the file name in each
@@ -396,6 +430,20 @@ mod tests {
             out.records[0].get("Thumbnail").and_then(|v| v.as_bytes()),
             Some(&bytes)
         );
+    }
+
+    #[test]
+    fn the_program_runs_without_copying_its_value() {
+        // Queries standing alone are left out of the program run.
+        let r = remap(".url\n.attributes.n = 1\n.");
+        let queries = &r.program.info().target_queries;
+        assert!(queries.is_empty(), "{queries:?}");
+        let out = run(".attributes.n = 1\n.", vec![positioned("u", 1)]);
+        assert_eq!(out.records[0].get_str("n"), Some("1"));
+        let out = run("abort", vec![positioned("u", 1)]);
+        assert!(out.records.is_empty() && out.rejected.is_empty());
+        let out = run(".", vec![positioned("u", 1)]);
+        assert_eq!(out.records[0], positioned("u", 1));
     }
 
     #[test]
