@@ -53,12 +53,10 @@ pub async fn record_page(
                 return Ok(download(out, "application/x-soif", "record.soif"));
             }
             "record.rdf" => {
-                let out = view::rdf_xml(&record);
-                return Ok(download(
-                    out.into_bytes(),
-                    "application/rdf+xml",
-                    "record.rdf",
-                ));
+                let out = view::rdf_xml(&record).map_err(|e| {
+                    WebError::Request(RequestError::Internal(format!("writing RDF/XML: {e}")))
+                })?;
+                return Ok(download(out, "application/rdf+xml", "record.rdf"));
             }
             "record.value" => {
                 let i: usize = params

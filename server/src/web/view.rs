@@ -1,9 +1,8 @@
 //! A record as the pages show it (attributes grouped as `collapse` groups them), as JSON,
-//! and as Dublin Core RDF/XML; which values may be links.
+//! and as RDF/XML (the RDF sinks' mapping); which values may be links.
 
 use serde::Serialize;
 use soif_codecs::rules::collapse::collapse;
-use soif_codecs::rules::text::{xml_text, Charset};
 use soif_codecs::{Attribute, Record, Value};
 use std::collections::HashMap;
 
@@ -227,22 +226,15 @@ pub fn record_json(record: &Record) -> serde_json::Value {
     })
 }
 
-/// The record as Simple Dublin Core in RDF/XML (the `dc` crosswalk unless the record is
-/// Dublin Core already): always well-formed.
-pub fn rdf_xml(record: &Record) -> String {
-    let mut warnings = 0;
-    let mut out = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rdf:RDF \
-         xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" \
-         xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n",
-    );
-    out.push_str(&format!(
-        "  <rdf:Description rdf:about=\"{}\">\n",
-        xml_text(&record.url, Charset::Utf8, &mut warnings)
-    ));
-    for (element, text) in soif_codecs::oai::write::dublin_core(record) {
-        out.push_str(&format!("    <dc:{element}>{text}</dc:{element}>\n"));
-    }
-    out.push_str("  </rdf:Description>\n</rdf:RDF>\n");
-    out
+/// The record as RDF/XML: the one record-to-RDF mapping ([`soif_sinks::rdf::mapping`],
+/// docs/linked-data.md#the-mapping) through the `rdfxml` sink, so the page and
+/// `soif convert --to rdfxml` give the same graph.
+pub fn rdf_xml(record: &Record) -> Result<Vec<u8>, String> {
+    use soif_pipeline::Sink;
+    let mut out = Vec::new();
+    let mut sink = soif_sinks::rdf::RdfSink::new(&mut out, soif_sinks::rdf::Syntax::RdfXml);
+    sink.write(record).map_err(|e| e.to_string())?;
+    sink.finish().map_err(|e| e.to_string())?;
+    drop(sink);
+    Ok(out)
 }

@@ -39,7 +39,8 @@ pub enum Syntax {
     NTriples,
     /// Turtle, with the `dcterms:`, `soif:` and `xsd:` prefixes.
     Turtle,
-    /// JSON-LD (a streaming document: a `@context` with the prefixes, then `@graph`).
+    /// JSON-LD: a streaming document, one node object per record, full IRIs as keys (the
+    /// serialiser, `oxjsonld` 0.2, compacts no IRI, so no `@context` is written).
     JsonLd,
     /// RDF/XML.
     RdfXml,
