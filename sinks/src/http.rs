@@ -46,6 +46,16 @@ use soif_pipeline::retry::retry_after;
 use soif_pipeline::Error;
 use std::time::Duration;
 
+/// Whether `url` names an http or https URL (the scheme in any case): what the sinks
+/// that POST accept as their endpoints.
+pub fn is_http(url: &str) -> bool {
+    let scheme = |s: &str| {
+        url.get(..s.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    };
+    scheme("http://") || scheme("https://")
+}
+
 /// How many times a request is retried after a connection error, a 5xx or a 429.
 pub const RETRIES: u32 = 6;
 
@@ -376,6 +386,23 @@ async fn send(
 mod tests {
     use super::*;
     use reqwest::StatusCode;
+
+    #[test]
+    fn endpoints_are_http_or_https_in_any_case() {
+        for url in ["http://h/", "HTTPS://h/update", "Http://h"] {
+            assert!(is_http(url), "{url}");
+        }
+        for url in [
+            "ftp://h/",
+            "x-catalog://h:1/c",
+            "http:/h",
+            "https",
+            "",
+            "é://h",
+        ] {
+            assert!(!is_http(url), "{url}");
+        }
+    }
 
     fn reply(status: StatusCode, retry_after: Option<Duration>) -> Reply {
         Reply {

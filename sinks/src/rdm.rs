@@ -84,8 +84,7 @@ impl Target {
                 catalog: Some(csid),
             });
         }
-        let lower = output.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        if !crate::http::is_http(output) {
             return Err(Error::Config(format!(
                 "rdm output {output:?}: expected x-catalog://host:port/name or an http(s):// URL"
             )));

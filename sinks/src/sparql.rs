@@ -277,8 +277,7 @@ pub struct SparqlSink {
 
 /// `url` if it is an http(s) URL; else the error names it as the sink's `what`.
 fn http_url(url: &str, what: &str, example: &str) -> Result<String, Error> {
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+    if !crate::http::is_http(url) {
         return Err(Error::Config(format!(
             "sparql {url:?}: expected the http(s):// URL of {what} (e.g. {example})"
         )));
