@@ -1,6 +1,8 @@
 use super::*;
 use crate::source::{BytesSource, RecordsSource};
 use crate::Refused;
+use crate::{Emit, SinkError};
+use std::sync::Mutex;
 
 /// Collects URLs; refuses records whose URL contains `refuse`.
 struct TestSink {
