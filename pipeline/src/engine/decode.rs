@@ -2,8 +2,10 @@
 //! [`SoifDecoder`] (or a record source's records as they come), into batches bounded in
 //! records and bytes, each holding its share of the in-flight budget.
 
-use super::{Decoded, Engine, Item, Observer, Progress};
-use super::{BATCH_BYTES, IN_FLIGHT_BYTES, PERMIT_BYTES, READ_CAPACITY, READ_SPARE};
+use super::batch::{Decoded, Item};
+use super::options::{EngineOptions, Observer};
+use super::options::{BATCH_BYTES, IN_FLIGHT_BYTES, PERMIT_BYTES, READ_CAPACITY, READ_SPARE};
+use super::summary::Progress;
 use crate::source::{InputData, Source};
 use crate::Error;
 use bytes::BytesMut;
@@ -16,35 +18,57 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::codec::Decoder;
 
-impl Engine {
-    /// Source → decoder: reads every input in turn and sends batches of records and
-    /// rejections down `tx`. Returns the bytes read.
-    pub(super) async fn decode_stage(
-        &self,
-        mut source: Box<dyn Source>,
-        tx: mpsc::Sender<Decoded>,
-    ) -> (Result<(), Error>, u64) {
-        let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES / PERMIT_BYTES));
-        let mut batch = Batcher::new(self.opts.batch_records, tx, budget, &self.opts.observer);
-        let result = async {
-            while let Some(input) = source.next_input().await? {
-                match input.data {
-                    InputData::Soif(mut reader) => {
-                        let opts = self.opts.decoder.clone().named(input.name.clone());
-                        let mut decoder = SoifDecoder::new(opts);
-                        // A failed read names where it stopped: the SOIF bytes read and
-                        // the records decoded from this input (a decompressor adds its
-                        // compressed offset to the message).
-                        let (mut read, mut records) = (0u64, 0u64);
-                        let stopped = |e, read, records| stopped_at(&input.name, read, records, e);
-                        // The read loop FramedRead would run, but reading into at least
-                        // READ_SPARE bytes each time: records split off the buffer's front
-                        // leave little room at its end, and small reads of a file cost a
-                        // thread hop each.
-                        let mut buf = BytesMut::with_capacity(READ_CAPACITY);
-                        loop {
+/// Source → decoder: reads every input in turn and sends batches of records and
+/// rejections down `tx`. Returns the bytes read.
+pub(super) async fn decode_stage(
+    opts: &EngineOptions,
+    mut source: Box<dyn Source>,
+    tx: mpsc::Sender<Decoded>,
+) -> (Result<(), Error>, u64) {
+    let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES / PERMIT_BYTES));
+    let mut batch = Batcher::new(opts.batch_records, tx, budget, &opts.observer);
+    let result = async {
+        while let Some(input) = source.next_input().await? {
+            match input.data {
+                InputData::Soif(mut reader) => {
+                    let opts = opts.decoder.clone().named(input.name.clone());
+                    let mut decoder = SoifDecoder::new(opts);
+                    // A failed read names where it stopped: the SOIF bytes read and
+                    // the records decoded from this input (a decompressor adds its
+                    // compressed offset to the message).
+                    let (mut read, mut records) = (0u64, 0u64);
+                    let stopped = |e, read, records| stopped_at(&input.name, read, records, e);
+                    // The read loop FramedRead would run, but reading into at least
+                    // READ_SPARE bytes each time: records split off the buffer's front
+                    // leave little room at its end, and small reads of a file cost a
+                    // thread hop each.
+                    let mut buf = BytesMut::with_capacity(READ_CAPACITY);
+                    loop {
+                        while let Some(item) = decoder
+                            .decode(&mut buf)
+                            .map_err(|e| stopped(e, read, records))?
+                        {
+                            records += 1;
+                            if !batch.push(decoded(item), &*source).await {
+                                return Ok(());
+                            }
+                        }
+                        if buf.capacity() - buf.len() < READ_SPARE {
+                            buf.reserve(READ_CAPACITY);
+                        }
+                        // Pass on what we have before waiting for more input, so a
+                        // slow pipe's records are not held back until a batch fills.
+                        if !batch.flush(&*source).await {
+                            return Ok(());
+                        }
+                        let n = reader
+                            .read_buf(&mut buf)
+                            .await
+                            .map_err(|e| stopped(e, read, records))?;
+                        read += n as u64;
+                        if n == 0 {
                             while let Some(item) = decoder
-                                .decode(&mut buf)
+                                .decode_eof(&mut buf)
                                 .map_err(|e| stopped(e, read, records))?
                             {
                                 records += 1;
@@ -52,84 +76,60 @@ impl Engine {
                                     return Ok(());
                                 }
                             }
-                            if buf.capacity() - buf.len() < READ_SPARE {
-                                buf.reserve(READ_CAPACITY);
-                            }
-                            // Pass on what we have before waiting for more input, so a
-                            // slow pipe's records are not held back until a batch fills.
-                            if !batch.flush(&*source).await {
-                                return Ok(());
-                            }
-                            let n = reader
-                                .read_buf(&mut buf)
-                                .await
-                                .map_err(|e| stopped(e, read, records))?;
-                            read += n as u64;
-                            if n == 0 {
-                                while let Some(item) = decoder
-                                    .decode_eof(&mut buf)
-                                    .map_err(|e| stopped(e, read, records))?
-                                {
-                                    records += 1;
-                                    if !batch.push(decoded(item), &*source).await {
-                                        return Ok(());
-                                    }
-                                }
-                                break;
-                            }
+                            break;
                         }
                     }
-                    InputData::Held {
-                        data,
-                        mut consumed,
-                        range,
-                    } => {
-                        let opts = self.opts.decoder.clone().named(input.name.clone());
-                        let mut items = match range {
-                            None => SoifDecoder::new(opts).decode_bytes(data),
-                            Some(split) => decode_range(data, opts, &split)
-                                .map_err(|e| Error::Config(format!("{}: {e}", input.name)))?,
-                        };
-                        while let Some(item) = items.next() {
-                            consumed(items.offset());
-                            if !batch.push(decoded(item), &*source).await {
-                                return Ok(());
-                            }
-                        }
+                }
+                InputData::Held {
+                    data,
+                    mut consumed,
+                    range,
+                } => {
+                    let opts = opts.decoder.clone().named(input.name.clone());
+                    let mut items = match range {
+                        None => SoifDecoder::new(opts).decode_bytes(data),
+                        Some(split) => decode_range(data, opts, &split)
+                            .map_err(|e| Error::Config(format!("{}: {e}", input.name)))?,
+                    };
+                    while let Some(item) = items.next() {
                         consumed(items.offset());
+                        if !batch.push(decoded(item), &*source).await {
+                            return Ok(());
+                        }
                     }
-                    InputData::Records(mut stream) => {
-                        let mut records = 0u64;
-                        loop {
-                            let next = match stream.next().now_or_never() {
-                                Some(next) => next,
-                                None => {
-                                    if !batch.flush(&*source).await {
-                                        return Ok(());
-                                    }
-                                    stream.next().await
+                    consumed(items.offset());
+                }
+                InputData::Records(mut stream) => {
+                    let mut records = 0u64;
+                    loop {
+                        let next = match stream.next().now_or_never() {
+                            Some(next) => next,
+                            None => {
+                                if !batch.flush(&*source).await {
+                                    return Ok(());
                                 }
-                            };
-                            let item = match next {
-                                None => break,
-                                Some(Ok(Ok(record))) => Item::Record(record),
-                                Some(Ok(Err(rejection))) => Item::Rejected(rejection),
-                                Some(Err(e)) => return Err(records_stopped(e, records)),
-                            };
-                            records += 1;
-                            if !batch.push(item, &*source).await {
-                                return Ok(());
+                                stream.next().await
                             }
+                        };
+                        let item = match next {
+                            None => break,
+                            Some(Ok(Ok(record))) => Item::Record(record),
+                            Some(Ok(Err(rejection))) => Item::Rejected(rejection),
+                            Some(Err(e)) => return Err(records_stopped(e, records)),
+                        };
+                        records += 1;
+                        if !batch.push(item, &*source).await {
+                            return Ok(());
                         }
                     }
                 }
             }
-            batch.flush(&*source).await;
-            Ok(())
         }
-        .await;
-        (result, source.bytes_read())
+        batch.flush(&*source).await;
+        Ok(())
     }
+    .await;
+    (result, source.bytes_read())
 }
 
 /// A read error on input `name`, with how far the input got.

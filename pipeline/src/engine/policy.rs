@@ -1,8 +1,9 @@
 //! The error policy shared by the stages: rejections counted once, the quarantine file,
 //! the sinks' warnings.
 
+use super::options::{EngineOptions, Observer};
 use super::summary::PerInput;
-use super::{EngineOptions, Observer, INPUT_MESSAGES};
+use super::summary::INPUT_MESSAGES;
 use crate::quarantine::QuarantineFile;
 use crate::source::Rejection;
 use crate::Error;

@@ -1,7 +1,7 @@
 //! The sink stage: one blocking thread per sink, writing each batch in order.
 
+use super::batch::OutBatch;
 use super::policy::Shared;
-use super::OutBatch;
 use crate::{Error, Sink, SinkError};
 use std::sync::Arc;
 use tokio::sync::mpsc;

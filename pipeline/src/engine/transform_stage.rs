@@ -1,10 +1,11 @@
 //! The transform stage: the error policy for the decoder's rejections, the `-t` chain
 //! over each record, and the batches it emits sent to every sink.
 
+use super::batch::{Decoded, Item, OutBatch};
 use super::decode::record_size;
+use super::options::BATCH_BYTES;
 use super::policy::{rejection_of, Shared};
 use super::summary::PerInput;
-use super::{Decoded, Item, OutBatch, BATCH_BYTES};
 use crate::{Emit, Error, Transform};
 use soif_codecs::Record;
 use std::sync::Arc;
