@@ -53,6 +53,15 @@
 //! redirect or another 4xx (a wrong endpoint or token) stops the run with the server's
 //! message and the number of records stored before it.
 //!
+//! **One batch in flight.** A full batch is handed to a thread of its own, which sends
+//! it (and splits it, if refused) while the sink converts the records of the next; when
+//! that one is full too, the sink waits for the reply to the first before it hands it
+//! over. So soif's work and the store's overlap, at most two batches are held (the one
+//! in flight and the one being filled), and the requests still go one at a time, in the
+//! records' order. What became of a batch (its records stored, refused, or an error that
+//! stops the run) is taken when the next is handed over, or by [`Sink::finish`], which
+//! returns only once the last batch is answered.
+//!
 //! **Exactly once.** Every request is idempotent (drop, then insert the whole graph), so
 //! sending a batch again, or a whole run again after a `kill -9` under `--state`
 //! (docs/nightly-runs.md), leaves the store as one clean run would. Records without a
@@ -102,8 +111,12 @@ pub const MAX_BATCH_BYTES: usize = 8 << 20;
 /// for loads of 600 records as for loads of 10,000).
 pub const DEFAULT_LOAD_RECORDS: usize = 10_000;
 
-/// The most N-Quads one batch loaded through a Graph Store endpoint carries.
-pub const MAX_LOAD_BYTES: usize = 128 << 20;
+/// The most N-Quads one batch loaded through a Graph Store endpoint carries. The sink
+/// holds two batches at most (one in flight, one being filled): with 128 MiB the store
+/// spent about as long on the generated 200 MB corpus as with 64 MiB (the second batch's
+/// conversion is hidden behind the first's load either way), and soif held 321 MiB
+/// instead of 181 MiB (docs/performance.md#loading-a-sparql-store).
+pub const MAX_LOAD_BYTES: usize = 64 << 20;
 
 /// The longest part of a refusal's body quoted in the error.
 const MAX_QUOTED: usize = 500;
