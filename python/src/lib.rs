@@ -663,22 +663,65 @@ fn expand_paths(
     spark: bool,
     recursive: bool,
 ) -> PyResult<Vec<std::ffi::OsString>> {
-    use soif_sources::{PathError, PathRules};
-    let rules = if spark {
+    let rules = path_rules(spark, recursive);
+    match py.detach(|| soif_sources::expand_paths(&paths, rules)) {
+        Ok(files) => Ok(files.into_iter().map(PathBuf::into_os_string).collect()),
+        Err(e) => Err(path_error(py, e)),
+    }
+}
+
+/// The files a directory's listing gives (`entries`: `(path relative to the directory,
+/// is a file)`), by the same rules and glob matcher as `expand_paths`
+/// (`soif_sources::paths::select_listing`): `pattern` None for the directory's files, or
+/// a glob relative to it. Indices into `entries`, sorted by path. The Spark data source
+/// selects a remote filesystem's listing with it.
+#[pyfunction]
+#[pyo3(signature = (pattern, entries, *, spark=false, recursive=true))]
+fn select_listing(
+    py: Python<'_>,
+    pattern: Option<&str>,
+    entries: Vec<(String, bool)>,
+    spark: bool,
+    recursive: bool,
+) -> PyResult<Vec<usize>> {
+    let rules = path_rules(spark, recursive);
+    soif_sources::paths::select_listing(pattern, &entries, rules).map_err(|e| path_error(py, e))
+}
+
+/// The entries of a listing a glob matches, files and directories
+/// (`soif_sources::paths::match_listing`): which directories a listing one level deep
+/// must list next.
+#[pyfunction]
+fn match_listing(
+    py: Python<'_>,
+    pattern: &str,
+    entries: Vec<(String, bool)>,
+) -> PyResult<Vec<usize>> {
+    soif_sources::paths::match_listing(pattern, &entries).map_err(|e| path_error(py, e))
+}
+
+fn path_rules(spark: bool, recursive: bool) -> soif_sources::PathRules {
+    use soif_sources::PathRules;
+    if spark {
         PathRules::spark(recursive)
     } else {
         PathRules {
             recursive,
             ..PathRules::CLI
         }
-    };
-    match py.detach(|| soif_sources::expand_paths(&paths, rules)) {
-        Ok(files) => Ok(files.into_iter().map(PathBuf::into_os_string).collect()),
-        Err(e @ (PathError::NotFound(_) | PathError::NoMatch(_))) => {
-            Err(PyFileNotFoundError::new_err(e.to_string()))
+    }
+}
+
+/// A path that is not there or a glob that matches nothing is FileNotFoundError, a
+/// pattern that cannot be read ValueError.
+fn path_error(py: Python<'_>, e: soif_sources::PathError) -> PyErr {
+    use soif_sources::PathError;
+    match e {
+        e @ (PathError::NotFound(_) | PathError::NoMatch(_)) => {
+            PyFileNotFoundError::new_err(e.to_string())
         }
-        Err(e @ PathError::Invalid { .. }) => Err(PyValueError::new_err(e.to_string())),
-        Err(PathError::Io(e)) => Err(failure_error(py, e.into())),
+        e @ PathError::Invalid { .. } => PyValueError::new_err(e.to_string()),
+        PathError::Io(e) => failure_error(py, e.into()),
     }
 }
 
@@ -775,6 +818,8 @@ fn _soif(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout_schema, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(expand_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(select_listing, m)?)?;
+    m.add_function(wrap_pyfunction!(match_listing, m)?)?;
     m.add_function(wrap_pyfunction!(local_path, m)?)?;
     m.add_function(wrap_pyfunction!(is_remote, m)?)?;
     m.add_function(wrap_pyfunction!(compression, m)?)?;

@@ -29,6 +29,21 @@
 //! A URI of another scheme (`s3://`, `s3a://`, `hdfs://`, `gs://`…) is no local path:
 //! [`PathRules::is_remote`] says so, and Spark's data sources hand it to the filesystem
 //! that reads it (the JVM one to the Python one, which lists it through `pyarrow.fs`).
+//! What such a listing gives is decided here too, by the same rules and the same glob
+//! matcher: [`select_listing`] takes a directory's listing (relative paths, file or
+//! not) and a pattern or none, and returns the files to read, as [`expand_paths`]
+//! would for the same tree on a local disk (a test checks both on one tree):
+//!
+//! ```
+//! use soif_sources::paths::{select_listing, PathRules};
+//!
+//! let listing = [("a.soif", true), ("_SUCCESS", true), (".tmp/b.soif", true), ("sub/c.soif", true)];
+//! let picked = select_listing(Some("**/*.soif"), &listing, PathRules::spark(false))?;
+//! assert_eq!(picked, [0, 3]); // `**` and `*` pass no hidden name
+//! let picked = select_listing(None, &listing, PathRules::spark(false))?;
+//! assert_eq!(picked, [0]); // a directory: no `_` or `.` name, no subdirectory
+//! # Ok::<(), soif_sources::PathError>(())
+//! ```
 
 use soif_pipeline::Error;
 use std::path::{Path, PathBuf};
@@ -170,40 +185,19 @@ pub fn expand_one(given: &str, rules: PathRules, out: &mut Vec<PathBuf>) -> Resu
     if !is_glob(local) {
         return Err(not_found());
     }
-    let invalid = |e: glob::PatternError| PathError::Invalid {
-        given: given.to_string(),
-        reason: format!("not a valid pattern: {e}"),
-    };
-    // The walk matches hidden names too (the glob crate's walk drops every hidden name
-    // when asked not to, even for a pattern component that starts with `.`); the match
-    // of the whole path then applies the rule.
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    let mut patterns = vec![local];
-    // A last `**` includes the directory it starts from (the crate's walk has only
-    // those under it).
-    if let Some(parent) = local.strip_suffix("/**") {
-        patterns.push(if parent.is_empty() { "/" } else { parent });
-    } else if local == "**" {
-        patterns.push(".");
-    }
     let mut found = Vec::new();
-    for p in patterns {
-        let matches = glob::glob_with(p, options).map_err(invalid)?;
-        let pattern = glob::Pattern::new(p).map_err(invalid)?;
-        let strict = glob::MatchOptions {
-            require_literal_leading_dot: true,
-            ..options
-        };
+    for p in glob_patterns(local) {
+        // The walk matches hidden names too (the glob crate's walk drops every hidden
+        // name when asked not to, even for a pattern component that starts with `.`);
+        // the match of the whole path then applies the rule.
+        let matches = glob::glob_with(p, WALK).map_err(|e| invalid(given, e))?;
+        let pattern = pattern(given, p)?;
         for m in matches {
             let m = m.map_err(|e| {
                 let dir = e.path().to_path_buf();
                 PathError::Io(Error::io_path(&dir, e.into()))
             })?;
-            if pattern.matches_path_with(&m, strict) {
+            if pattern.matches_path_with(&m, STRICT) && !through_dot_entries(p, &m) {
                 found.push(m);
             }
         }
@@ -226,6 +220,185 @@ pub fn expand_one(given: &str, rules: PathRules, out: &mut Vec<PathBuf>) -> Resu
     files.dedup();
     out.extend(files);
     Ok(())
+}
+
+/// How a glob's components are matched while walking a tree: `*`, `?` and `[…]` within
+/// one name, case-sensitive; names starting with `.` too (then left to [`STRICT`]).
+const WALK: glob::MatchOptions = glob::MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: false,
+};
+
+/// How a glob is matched against a whole path (a local one, or a listing's relative
+/// one): as [`WALK`], and a name starting with `.` only by a pattern component that
+/// starts with `.` (`*` and `**` pass no hidden name).
+const STRICT: glob::MatchOptions = glob::MatchOptions {
+    require_literal_leading_dot: true,
+    ..WALK
+};
+
+fn invalid(given: &str, e: glob::PatternError) -> PathError {
+    PathError::Invalid {
+        given: given.to_string(),
+        reason: format!("not a valid pattern: {e}"),
+    }
+}
+
+fn pattern(given: &str, p: &str) -> Result<glob::Pattern, PathError> {
+    glob::Pattern::new(p).map_err(|e| invalid(given, e))
+}
+
+/// Whether a glob's match passes through `.` or `..` where the pattern has no such
+/// name: the glob crate's walk offers both to every component starting with `.`, so
+/// `dumps/.*` would otherwise read `dumps/..`, the directory above. A listing has
+/// neither entry.
+fn through_dot_entries(pattern: &str, found: &Path) -> bool {
+    let written: Vec<&str> = pattern.split(std::path::is_separator).collect();
+    found
+        .to_string_lossy()
+        .split(std::path::is_separator)
+        .enumerate()
+        .any(|(i, name)| matches!(name, "." | "..") && written.get(i) != Some(&name))
+}
+
+/// The patterns a glob is matched as: itself and, when it ends in a `**` component, the
+/// directory that `**` starts from (`.` for the current one), which the glob crate's
+/// walk leaves out (it has only the directories under it).
+fn glob_patterns(pattern: &str) -> Vec<&str> {
+    let mut patterns = vec![pattern];
+    if let Some(parent) = pattern.strip_suffix("/**") {
+        patterns.push(if parent.is_empty() { "/" } else { parent });
+    } else if pattern == "**" {
+        patterns.push(".");
+    }
+    patterns
+}
+
+/// Whether a glob ends in a `**` component, which matches directories only (whose files
+/// are then read): the glob crate's walk yields no file for it.
+fn ends_in_globstar(pattern: &str) -> bool {
+    pattern == "**" || pattern.ends_with("/**")
+}
+
+/// One entry of a listing: its path relative to the listed directory (`/` between
+/// names) and whether it is a file (else a directory).
+pub type Entry<S> = (S, bool);
+
+/// The entries of a listing that a glob matches (files and directories, in the
+/// listing's order), by the rules and the matcher of local globs (see the [module
+/// documentation](self)): `pattern` is relative to the listed directory, `entries` that
+/// directory's tree (`a/b` is read as inside a directory `a` whether or not `a` is
+/// listed). The directory itself, which a pattern's last `**` also matches, is never
+/// among them: [`select_listing`] reads it. This is what a caller listing a remote
+/// tree one level at a time needs to know which directories to list next.
+pub fn match_listing<S: AsRef<str>>(
+    pattern: &str,
+    entries: &[Entry<S>],
+) -> Result<Vec<usize>, PathError> {
+    let glob = self::pattern(pattern, pattern)?;
+    let dirs_only = ends_in_globstar(pattern);
+    Ok(entries
+        .iter()
+        .enumerate()
+        .filter(|(_, (path, is_file))| {
+            !(dirs_only && *is_file) && glob.matches_with(relative(path.as_ref()), STRICT)
+        })
+        .map(|(i, _)| i)
+        .collect())
+}
+
+/// The files a listing gives by `rules` (see the [module documentation](self)), as
+/// indices into `entries`, sorted by path: with `pattern` None, the listed directory's
+/// files (subdirectories only when [`PathRules::recursive`]; names starting with `.`,
+/// and `_` by Spark's rules, left out); with a glob (relative to the listed directory),
+/// its matches, a directory among them giving its files by the same rules. `entries`
+/// is the listed directory's tree as [`match_listing`] takes it, deep enough for what
+/// is asked (a recursive listing always is). A glob that matches nothing is
+/// [`PathError::NoMatch`]. Local paths and remote listings (Spark's `s3://`…, listed
+/// through `pyarrow.fs`) are selected by these same rules and the same matcher: a test
+/// below checks that [`expand_paths`] over a directory and this over its listing agree.
+pub fn select_listing<S: AsRef<str>>(
+    pattern: Option<&str>,
+    entries: &[Entry<S>],
+    rules: PathRules,
+) -> Result<Vec<usize>, PathError> {
+    use std::collections::HashSet;
+    // The directories whose files are read ("" = the listed one), and the files matched.
+    let mut dirs: HashSet<&str> = HashSet::new();
+    let mut picked: Vec<usize> = Vec::new();
+    match pattern {
+        None => {
+            dirs.insert("");
+        }
+        Some(given) => {
+            for p in glob_patterns(given) {
+                if p == "." {
+                    dirs.insert("");
+                    continue;
+                }
+                // Directories are those listed and those an entry's path implies
+                // (an object store may list no directory at all).
+                let glob = self::pattern(given, p)?;
+                let dirs_only = ends_in_globstar(p);
+                for (i, (path, is_file)) in entries.iter().enumerate() {
+                    let path = relative(path.as_ref());
+                    if !*is_file && glob.matches_with(path, STRICT) {
+                        dirs.insert(path);
+                    }
+                    for (n, _) in path.match_indices('/') {
+                        if glob.matches_with(&path[..n], STRICT) {
+                            dirs.insert(&path[..n]);
+                        }
+                    }
+                    if *is_file && !dirs_only && glob.matches_with(path, STRICT) {
+                        picked.push(i);
+                    }
+                }
+            }
+            if dirs.is_empty() && picked.is_empty() {
+                return Err(PathError::NoMatch(given.to_string()));
+            }
+        }
+    }
+    // A file is read from a chosen directory when every name below that directory is
+    // kept, and it is a direct child unless the rules are recursive.
+    for (i, (path, is_file)) in entries.iter().enumerate() {
+        if !*is_file {
+            continue;
+        }
+        let path = relative(path.as_ref());
+        let mut end = path.len();
+        loop {
+            let (parent, name) = match path[..end].rfind('/') {
+                Some(n) => (&path[..n], &path[n + 1..end]),
+                None => ("", &path[..end]),
+            };
+            if !rules.keeps(name.as_bytes()) {
+                break;
+            }
+            if dirs.contains(parent) {
+                picked.push(i);
+                break;
+            }
+            if !rules.recursive || parent.is_empty() {
+                break;
+            }
+            end = parent.len();
+        }
+    }
+    // Sorted and without repeats as local expansion's paths (by name, component by
+    // component: `a/x` before `a-b/x`).
+    let path_of = |i: usize| Path::new(relative(entries[i].0.as_ref()));
+    picked.sort_by(|&a, &b| path_of(a).cmp(path_of(b)));
+    picked.dedup_by(|a, b| path_of(*a) == path_of(*b));
+    Ok(picked)
+}
+
+/// A listing's path without `/` at either end (an object store's directory markers end
+/// in one).
+fn relative(path: &str) -> &str {
+    path.trim_matches('/')
 }
 
 /// A directory's files by `rules`, sorted, appended to `out`.
@@ -398,6 +571,179 @@ mod tests {
             names(t.path(), "odd[1].soif", PathRules::CLI),
             ["odd[1].soif"]
         );
+    }
+
+    /// Every entry under `dir` (hidden names too), relative, with `/` between names, and
+    /// whether it is a file: what a remote filesystem's recursive listing gives.
+    fn listing(root: &Path, dir: &Path, out: &mut Vec<(String, bool)>) {
+        for entry in std::fs::read_dir(dir).expect("a listing") {
+            let path = entry.expect("an entry").path();
+            let rel = path.strip_prefix(root).expect("under the root");
+            let rel = rel
+                .to_string_lossy()
+                .replace(std::path::MAIN_SEPARATOR, "/");
+            out.push((rel, path.is_file()));
+            if path.is_dir() {
+                listing(root, &path, out);
+            }
+        }
+    }
+
+    /// What `select_listing` selects, as paths, or the kind of its error.
+    fn selected(
+        pattern: Option<&str>,
+        entries: &[(String, bool)],
+        rules: PathRules,
+    ) -> Result<Vec<String>, &'static str> {
+        match select_listing(pattern, entries, rules) {
+            Ok(picked) => Ok(picked.into_iter().map(|i| entries[i].0.clone()).collect()),
+            Err(e) => Err(kind(&e)),
+        }
+    }
+
+    fn kind(e: &PathError) -> &'static str {
+        match e {
+            PathError::NotFound(_) => "not found",
+            PathError::NoMatch(_) => "no match",
+            PathError::Invalid { .. } => "invalid",
+            PathError::Io(_) => "io",
+        }
+    }
+
+    #[test]
+    fn a_listing_selects_what_local_expansion_does() {
+        let t = tree();
+        let root = t.path();
+        for d in ["a-b", "sub/deeper/.hid", "sub/_x"] {
+            std::fs::create_dir_all(root.join(d)).expect("a directory");
+        }
+        for f in [
+            "a-b/x.soif",
+            "sub/_u.soif",
+            "sub/.v.soif",
+            "sub/_x/w.soif",
+            "sub/deeper/.hid/z.soif",
+            "_temporary/.g.soif",
+            "ab.soif",
+        ] {
+            std::fs::write(root.join(f), b"").expect("a file");
+        }
+        let mut full = Vec::new();
+        listing(root, root, &mut full);
+        // An object store's listing may hold no directory: they are implied by the files.
+        let files_only: Vec<(String, bool)> = full.iter().filter(|e| e.1).cloned().collect();
+        let patterns = [
+            None,
+            Some("*"),
+            Some("*.soif"),
+            Some("?.soif"),
+            Some("??.soif"),
+            Some("[ab].soif"),
+            Some("[a-b]*"),
+            Some("[!a]*.soif"),
+            Some("_*"),
+            Some(".*"),
+            Some(".*/*"),
+            Some(".hidden/*.soif"),
+            Some("_temporary"),
+            Some("_temporary/*"),
+            Some("sub"),
+            Some("sub/*"),
+            Some("s?b/*.soif"),
+            Some("*/*.soif"),
+            Some("*/*"),
+            Some("**"),
+            Some("**/*.soif"),
+            Some("**/*"),
+            Some("**/d.soif"),
+            Some("**/.hid/*"),
+            Some("sub/**"),
+            Some("sub/**/*.soif"),
+            Some("*/**"),
+            Some("**/**"),
+            Some("sub/deeper/**"),
+            Some("a.soif"),
+            Some("nothing-*"),
+            Some("a**.soif"),
+            Some("[ab.soif"),
+        ];
+        let mut compared = 0;
+        for rules in [
+            PathRules::CLI,
+            PathRules::spark(false),
+            PathRules::spark(true),
+        ] {
+            for pattern in patterns {
+                let path = root
+                    .join(pattern.unwrap_or(""))
+                    .to_string_lossy()
+                    .into_owned();
+                let local = match expand_paths(&[path], rules) {
+                    Ok(files) => Ok(files
+                        .into_iter()
+                        .map(|p| {
+                            let rel = p.strip_prefix(root).expect("under the root");
+                            rel.to_string_lossy()
+                                .replace(std::path::MAIN_SEPARATOR, "/")
+                        })
+                        .collect::<Vec<_>>()),
+                    Err(e) => Err(kind(&e)),
+                };
+                for entries in [&full, &files_only] {
+                    let remote = selected(pattern, entries, rules);
+                    assert_eq!(remote, local, "{pattern:?} by {rules:?}");
+                }
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 3 * patterns.len());
+        // The table meets each case: hidden and `_` names, recursion, `**`, no match.
+        let spark = PathRules::spark(false);
+        assert_eq!(
+            selected(Some("sub/**"), &full, spark).unwrap(),
+            ["sub/_x/w.soif", "sub/c.soif", "sub/deeper/d.soif"]
+        );
+        // `.*` is no way up: the glob crate's walk also offers `..` to it.
+        assert_eq!(
+            names(root, ".*", PathRules::CLI),
+            [".dot.soif", ".hidden/e.soif"]
+        );
+        assert_eq!(
+            selected(None, &files_only, PathRules::spark(true)).unwrap(),
+            [
+                "a-b/x.soif",
+                "a.soif",
+                "ab.soif",
+                "b.soif",
+                "sub/c.soif",
+                "sub/deeper/d.soif"
+            ]
+        );
+        assert_eq!(
+            selected(Some("**/.hid/*"), &files_only, spark).unwrap(),
+            ["sub/deeper/.hid/z.soif"]
+        );
+        assert_eq!(selected(Some("nothing-*"), &full, spark), Err("no match"));
+        assert_eq!(selected(Some("[ab.soif"), &full, spark), Err("invalid"));
+    }
+
+    #[test]
+    fn a_listing_s_matches_are_its_files_and_directories() {
+        let entries = [
+            ("a.soif", true),
+            ("sub", false),
+            ("sub/c.soif", true),
+            (".hidden", false),
+            ("_temporary/", false),
+        ];
+        assert_eq!(match_listing("*", &entries).unwrap(), [0, 1, 4]);
+        assert_eq!(match_listing("**", &entries).unwrap(), [1, 4]);
+        assert_eq!(match_listing(".*", &entries).unwrap(), [3]);
+        assert_eq!(match_listing("*/*.soif", &entries).unwrap(), [2]);
+        assert!(matches!(
+            match_listing("a**", &entries),
+            Err(PathError::Invalid { .. })
+        ));
     }
 
     #[test]

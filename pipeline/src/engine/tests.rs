@@ -1,6 +1,11 @@
 use super::*;
+use crate::source::Source;
 use crate::source::{BytesSource, RecordsSource};
 use crate::Refused;
+use crate::{Emit, Error, Sink, SinkError, Transform};
+use soif_codecs::Record;
+use soif_options::ErrorPolicy;
+use std::sync::{Arc, Mutex};
 
 /// Collects URLs; refuses records whose URL contains `refuse`.
 struct TestSink {
