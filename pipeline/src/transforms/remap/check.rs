@@ -23,10 +23,11 @@
 //! their number at the last), so a record the program does not touch passes through
 //! unchanged.
 
-use super::value::{key, TOP};
+use super::value::{self, TOP};
 use bytes::Bytes;
 use soif_codecs::rules::names;
 use soif_codecs::{Action, Attribute, Record, Value as SoifValue};
+use std::borrow::Cow;
 use std::fmt;
 use vrl::value::{KeyString, ObjectMap, Value};
 
@@ -85,10 +86,15 @@ fn field(name: &str) -> String {
 /// The values are taken out of `result`, its keys left (with null values) for
 /// [`super::value::Events::recycle`]: under `.attributes`, only the names of `input`
 /// the result kept.
-pub fn records(result: &mut Value, input: &Record, out: &mut Vec<Record>) -> Result<(), Fault> {
+pub fn records(
+    result: &mut Value,
+    input: &Record,
+    names: &[Cow<'_, str>],
+    out: &mut Vec<Record>,
+) -> Result<(), Fault> {
     match result {
         Value::Object(map) => {
-            out.push(record(map, input)?);
+            out.push(record(map, input, names)?);
             Ok(())
         }
         Value::Array(items) => {
@@ -104,7 +110,7 @@ pub fn records(result: &mut Value, input: &Record, out: &mut Vec<Record>) -> Res
                     )))
                     }
                 };
-                out.push(record(map, input).map_err(|f| f.at(format!("[{i}]")))?);
+                out.push(record(map, input, names).map_err(|f| f.at(format!("[{i}]")))?);
             }
             Ok(())
         }
@@ -122,7 +128,7 @@ fn take(map: &mut ObjectMap, name: &str) -> Option<Value> {
         .filter(|v| !v.is_null())
 }
 
-fn record(map: &mut ObjectMap, input: &Record) -> Result<Record, Fault> {
+fn record(map: &mut ObjectMap, input: &Record, names: &[Cow<'_, str>]) -> Result<Record, Fault> {
     let template = match take(map, "template") {
         None => {
             return Err(Fault::new(
@@ -175,7 +181,7 @@ fn record(map: &mut ObjectMap, input: &Record) -> Result<Record, Fault> {
     let attributes = match map.get_mut("attributes") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Object(attrs)) => {
-            attributes(attrs, &input.attributes).map_err(|f| f.at(".attributes".into()))?
+            attributes(attrs, &input.attributes, names).map_err(|f| f.at(".attributes".into()))?
         }
         Some(other) => {
             return Err(
@@ -204,21 +210,19 @@ fn record(map: &mut ObjectMap, input: &Record) -> Result<Record, Fault> {
 /// An object's entries as attributes: `hint`'s names first, in `hint`'s order, then
 /// the rest in key order. The values are taken out of `map`; the names of `hint` stay
 /// (with null values), the others are removed.
-fn attributes(map: &mut ObjectMap, hint: &[Attribute]) -> Result<Vec<Attribute>, Fault> {
+fn attributes(
+    map: &mut ObjectMap,
+    hint: &[Attribute],
+    names: &[Cow<'_, str>],
+) -> Result<Vec<Attribute>, Fault> {
     let mut out = Vec::with_capacity(map.len());
     // The values still to place of a name the input repeated (see `repeat`).
     let mut pending: Vec<(Bytes, std::vec::IntoIter<Value>)> = Vec::new();
     // How many of the map's values were taken (each leaves a null).
     let mut taken = 0;
-    for (i, h) in hint.iter().enumerate() {
-        let latin1;
-        let name = match std::str::from_utf8(&h.name) {
-            Ok(name) => name,
-            Err(_) => {
-                latin1 = key(&h.name);
-                latin1.as_str()
-            }
-        };
+    debug_assert_eq!(hint.len(), names.len());
+    for (i, (h, name)) in hint.iter().zip(names).enumerate() {
+        let name: &str = name;
         let later = || hint[i + 1..].iter().any(|l| l.name == h.name);
         // A null is the value of an earlier occurrence, taken, or the program's (a
         // fault, below).
@@ -258,7 +262,7 @@ fn attributes(map: &mut ObjectMap, hint: &[Attribute]) -> Result<Vec<Attribute>,
     // program's (there are more nulls than values taken): find the first fault as the
     // entries come.
     if map.values().filter(|v| v.is_null()).count() > taken {
-        let hinted = |k: &str| hint.iter().any(|h| key(&h.name).as_str() == k);
+        let hinted = |k: &str| names.iter().any(|n| n == k);
         for (k, v) in map.iter_mut() {
             if v.is_null() && hinted(k) {
                 continue;
@@ -320,7 +324,7 @@ fn value(v: Value, hint: Option<&SoifValue>) -> Result<SoifValue, Fault> {
                 Some(SoifValue::Object(h)) => h.as_slice(),
                 _ => &[],
             };
-            attributes(&mut map, hints).map(SoifValue::Object)
+            attributes(&mut map, hints, &value::names(hints)).map(SoifValue::Object)
         }
         other => plain(other).map(SoifValue::Bytes),
     }
@@ -389,7 +393,12 @@ mod tests {
 
     fn one(mut result: Value, input: &Record) -> Result<Record, Fault> {
         let mut out = Vec::new();
-        records(&mut result, input, &mut out)?;
+        records(
+            &mut result,
+            input,
+            &value::names(&input.attributes),
+            &mut out,
+        )?;
         assert_eq!(out.len(), 1);
         Ok(out.remove(0))
     }
@@ -503,7 +512,7 @@ mod tests {
         b.insert(vrl::path!("url"), Value::from("u2"));
         let mut out = Vec::new();
         assert_eq!(
-            records(&mut Value::Array(vec![a, b]), &input, &mut out),
+            records(&mut Value::Array(vec![a, b]), &input, &[], &mut out),
             Ok(())
         );
         let urls: Vec<_> = out.iter().map(|r| r.url_str().into_owned()).collect();
@@ -512,6 +521,7 @@ mod tests {
         let err = records(
             &mut Value::Array(vec![event(&input), Value::Integer(2)]),
             &input,
+            &[],
             &mut out,
         );
         assert!(err.is_err_and(|f| f.to_string().starts_with("item 2 of 2")));

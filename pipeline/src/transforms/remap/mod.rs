@@ -261,8 +261,9 @@ impl Transform for Remap {
         } else {
             Value::Object(ObjectMap::new())
         };
+        let names = value::names(&record.attributes);
         let mut target = TargetValue {
-            value: self.events.event(&record),
+            value: self.events.event(&record, &names),
             metadata,
             secrets: Secrets::default(),
         };
@@ -283,7 +284,7 @@ impl Transform for Remap {
             }
         }
         self.results.clear();
-        let checked = check::records(&mut target.value, &record, &mut self.results);
+        let checked = check::records(&mut target.value, &record, &names, &mut self.results);
         self.events.recycle(target.value);
         if let Err(fault) = checked {
             return out.reject(

@@ -25,6 +25,7 @@
 //! missing, or a list) does.
 
 use soif_codecs::{Attribute, Record, Value as SoifValue};
+use std::borrow::Cow;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use vrl::value::kind::Collection;
@@ -32,7 +33,7 @@ use vrl::value::{KeyString, Kind, ObjectMap, Value};
 
 /// The record as the program's event (`.`).
 pub fn event(record: &Record) -> Value {
-    Events::default().event(record)
+    Events::default().event(record, &names(&record.attributes))
 }
 
 /// The top-level names of an event.
@@ -51,11 +52,11 @@ pub struct Events {
 }
 
 impl Events {
-    /// The record as the program's event (`.`).
-    pub fn event(&mut self, record: &Record) -> Value {
+    /// The record as the program's event (`.`); `names` are its attributes' [`names`].
+    pub fn event(&mut self, record: &Record, names: &[Cow<'_, str>]) -> Value {
         let mut top = std::mem::take(&mut self.top);
         let mut attributes = std::mem::take(&mut self.attributes);
-        fill(&mut attributes, &record.attributes);
+        fill(&mut attributes, &record.attributes, names);
         set(&mut top, "template", Value::Bytes(record.template.clone()));
         set(&mut top, "url", Value::Bytes(record.url.clone()));
         match record.action {
@@ -100,27 +101,33 @@ fn set(map: &mut ObjectMap, name: &str, value: Value) {
 /// Attributes as an object: a repeated name becomes one array at its first occurrence.
 pub fn object(attributes: &[Attribute]) -> ObjectMap {
     let mut map = ObjectMap::new();
-    fill(&mut map, attributes);
+    fill(&mut map, attributes, &names(attributes));
     map
+}
+
+/// The attributes' names as object keys ([`key`]), each checked once for the event and
+/// for [`super::check`].
+pub fn names(attributes: &[Attribute]) -> Vec<Cow<'_, str>> {
+    attributes
+        .iter()
+        .map(|a| match std::str::from_utf8(&a.name) {
+            Ok(name) => Cow::Borrowed(name),
+            Err(_) => Cow::Owned(key(&a.name).into()),
+        })
+        .collect()
 }
 
 /// [`object`] into `map`, whose values are all null: its keys are reused, those the
 /// attributes do not name removed.
-fn fill(map: &mut ObjectMap, attributes: &[Attribute]) {
+fn fill(map: &mut ObjectMap, attributes: &[Attribute], names: &[Cow<'_, str>]) {
     // Looking a name up before adding it pays only when there are keys to reuse.
     let reuse = !map.is_empty();
     // Names seen more than once so far: their entry is the array of every value.
     let mut repeated: Vec<&[u8]> = Vec::new();
-    for attr in attributes {
+    debug_assert_eq!(attributes.len(), names.len());
+    for (attr, name) in attributes.iter().zip(names) {
         let value = value(&attr.value);
-        let latin1;
-        let name = match std::str::from_utf8(&attr.name) {
-            Ok(name) => name,
-            Err(_) => {
-                latin1 = key(&attr.name);
-                latin1.as_str()
-            }
-        };
+        let name: &str = name;
         let slot = match reuse.then(|| map.get_mut(name)).flatten() {
             Some(slot) => slot,
             None => match map.entry(name.into()) {
