@@ -70,7 +70,7 @@ mod transform_stage;
 
 pub use options::{
     EngineOptions, Observer, BATCH_BYTES, CHANNEL_BATCHES, IN_FLIGHT_BYTES, READ_CAPACITY,
-    READ_SPARE,
+    READ_SPARE, TRANSFORM_THREADS_VAR,
 };
 pub use policy::rejection_of;
 pub use run::Engine;

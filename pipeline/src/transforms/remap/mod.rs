@@ -249,6 +249,17 @@ impl Transform for Remap {
         "remap"
     }
 
+    /// The same compiled program (shared, not compiled again) with a runtime of its own;
+    /// the compiler's warnings stay with the original.
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::new(Remap::with_program(
+            self.program.clone(),
+            self.source.clone(),
+            self.origin.clone(),
+            None,
+        )))
+    }
+
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
         if let Some(w) = self.warnings.take() {
             out.warn(format!("remap: the program compiled with warnings:\n{w}"));
