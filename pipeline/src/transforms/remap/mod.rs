@@ -80,6 +80,8 @@ pub struct Remap {
     /// arrives: copies that shared one program would share its values (literals), whose
     /// reference counts would then bounce between cores on every record.
     compile_again: bool,
+    /// Makes each record's event, reusing the keys of the last.
+    events: value::Events,
 }
 
 impl Remap {
@@ -133,6 +135,7 @@ impl Remap {
             results: Vec::new(),
             tables,
             compile_again: false,
+            events: value::Events::default(),
         }
     }
 }
@@ -290,7 +293,7 @@ impl Transform for Remap {
             Value::Object(ObjectMap::new())
         };
         let mut target = TargetValue {
-            value: value::event(&record),
+            value: self.events.event(&record),
             metadata,
             secrets: Secrets::default(),
         };
@@ -311,7 +314,9 @@ impl Transform for Remap {
             }
         }
         self.results.clear();
-        if let Err(fault) = check::records(target.value, &record, &mut self.results) {
+        let checked = check::records(&mut target.value, &record, &mut self.results);
+        self.events.recycle(target.value);
+        if let Err(fault) = checked {
             return out.reject(
                 record,
                 format!("remap: the result is not a record: {fault}"),
@@ -475,6 +480,61 @@ mod tests {
         assert!(out.records.is_empty() && out.rejected.is_empty());
         let out = run(".", vec![positioned("u", 1)]);
         assert_eq!(out.records[0], positioned("u", 1));
+    }
+
+    #[test]
+    fn keys_reused_from_record_to_record_change_no_result() {
+        // Records whose names come and go, repeat, or are not UTF-8, through one
+        // transform (keys reused) and through a new one for each record.
+        let records = || {
+            vec![
+                Record::new("FILE", "1").with("A", "a").with("B", "b"),
+                Record::new("FILE", "2").with("B", "b2").with("C", "c"),
+                Record::new("FILE", "3")
+                    .with("K", "1")
+                    .with("A", "a3")
+                    .with("K", "2"),
+                Record::new("FILE", "4").with("K", "x").with("B", ""),
+                Record::new("FILE", "5")
+                    .with("A", "a5")
+                    .with("K", "3")
+                    .with("K", "4")
+                    .with("K", "5"),
+                Record::new("FILE", "6"),
+                Record {
+                    attributes: vec![soif_codecs::Attribute::new(
+                        Bytes::from_static(b"Ann\xe9e"),
+                        "1994",
+                    )],
+                    ..Record::new("FILE", "7")
+                },
+                Record::new("FILE", "8").with("A", "a8").with("B", "b8"),
+            ]
+        };
+        for program in [
+            ".",
+            "del(.attributes.A)",
+            ".attributes.New = 1",
+            ".attributes.K = [\"k\"]",
+            "if .url == \"4\" { .attributes.New = null }",
+            "if .url == \"2\" { .attributes.A = null }",
+            ".attributes = {\"only\": .url}",
+            "if .url == \"5\" { . = [., .] }",
+        ] {
+            let mut one = remap(program);
+            let together = match Collect::run(&mut one, records()) {
+                Ok(c) => c,
+                Err(e) => panic!("{e}"),
+            };
+            let mut apart = Collect::default();
+            for r in records() {
+                let c = run(program, vec![r]);
+                apart.records.extend(c.records);
+                apart.rejected.extend(c.rejected);
+            }
+            assert_eq!(together.records, apart.records, "{program}");
+            assert_eq!(together.rejected, apart.rejected, "{program}");
+        }
     }
 
     #[test]
