@@ -653,3 +653,27 @@ fn the_copies_report_once_at_the_end_as_one_would() {
     assert_eq!(four.warnings, one.warnings);
     assert_eq!(four.summary, one.summary);
 }
+
+#[test]
+fn batches_above_the_in_flight_budget_pass_one_at_a_time_on_several_threads() {
+    // Each record larger than the whole budget: one batch in flight at a time, however
+    // many threads run the chain, and still in order.
+    let big = bytes::Bytes::from(vec![b'x'; IN_FLIGHT_BYTES + (1 << 20)]);
+    let records: Vec<Record> = (0..8)
+        .map(|i| {
+            Record::new("T", format!("u{i}"))
+                .with("N", format!("{i}"))
+                .with("V", big.clone())
+        })
+        .collect();
+    let o = outcome(
+        3,
+        |_| ErrorPolicy::Fail,
+        records,
+        vec![uneven(|_| false, |_| false)],
+    );
+    assert_eq!(o.result, Ok(()));
+    let want: Vec<String> = (0..8).map(|i| format!("u{i}")).collect();
+    assert_eq!(o.urls, want);
+    assert_eq!(o.summary.records_out, 8);
+}
