@@ -155,7 +155,7 @@ sink_options! {
 
     /// SQLite rows per transaction (default 10000, and at most 64 MiB of records);
     /// RDM and SPARQL records per POST (default 1000; SPARQL with --graph-store 10000,
-    /// and at most 128 MiB).
+    /// and at most 64 MiB).
     #[arg(long, value_name = "N")]
     batch_size: Option<usize> => [Sqlite, Rdm, Sparql];
 

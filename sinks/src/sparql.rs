@@ -53,6 +53,15 @@
 //! redirect or another 4xx (a wrong endpoint or token) stops the run with the server's
 //! message and the number of records stored before it.
 //!
+//! **One batch in flight.** A full batch is handed to a thread of its own, which sends
+//! it (and splits it, if refused) while the sink converts the records of the next; when
+//! that one is full too, the sink waits for the reply to the first before it hands it
+//! over. So soif's work and the store's overlap, at most two batches are held (the one
+//! in flight and the one being filled), and the requests still go one at a time, in the
+//! records' order. What became of a batch (its records stored, refused, or an error that
+//! stops the run) is taken when the next is handed over, or by [`Sink::finish`], which
+//! returns only once the last batch is answered.
+//!
 //! **Exactly once.** Every request is idempotent (drop, then insert the whole graph), so
 //! sending a batch again, or a whole run again after a `kill -9` under `--state`
 //! (docs/nightly-runs.md), leaves the store as one clean run would. Records without a
@@ -102,8 +111,12 @@ pub const MAX_BATCH_BYTES: usize = 8 << 20;
 /// for loads of 600 records as for loads of 10,000).
 pub const DEFAULT_LOAD_RECORDS: usize = 10_000;
 
-/// The most N-Quads one batch loaded through a Graph Store endpoint carries.
-pub const MAX_LOAD_BYTES: usize = 128 << 20;
+/// The most N-Quads one batch loaded through a Graph Store endpoint carries. The sink
+/// holds two batches at most (one in flight, one being filled): with 128 MiB the store
+/// spent about as long on the generated 200 MB corpus as with 64 MiB (the second batch's
+/// conversion is hidden behind the first's load either way), and soif held 321 MiB
+/// instead of 181 MiB (docs/performance.md#loading-a-sparql-store).
+pub const MAX_LOAD_BYTES: usize = 64 << 20;
 
 /// The longest part of a refusal's body quoted in the error.
 const MAX_QUOTED: usize = 500;
@@ -127,8 +140,9 @@ pub fn graph_iri(url: &[u8]) -> String {
 }
 
 /// One batch's text, built record by record (see the module doc): an update, or (for a
-/// Graph Store load) the drops and the N-Quads apart.
-#[derive(Debug, Default)]
+/// Graph Store load) the drops and the N-Quads apart. [`Batch::seal`] makes it the
+/// [`Sealed`] batch that is sent.
+#[derive(Debug, Default, Clone)]
 pub struct Batch {
     /// Whether the triples are N-Quads lines for a Graph Store load.
     quads: bool,
@@ -144,12 +158,20 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// An empty batch for a Graph Store load: [`Batch::add`]'s `triples` writes N-Quads
-    /// lines in the record's graph, [`Batch::update`] holds the drops only and
-    /// [`Batch::quads`] the triples.
+    /// An empty batch for a Graph Store load: [`Batch::add`]'s `triples` are N-Quads
+    /// lines in the record's graph, [`Sealed::update`] holds the drops only and
+    /// [`Sealed::quads`] the triples.
     pub fn of_quads() -> Batch {
         Batch {
             quads: true,
+            ..Batch::default()
+        }
+    }
+
+    /// An empty batch of the same kind.
+    fn empty_like(&self) -> Batch {
+        Batch {
+            quads: self.quads,
             ..Batch::default()
         }
     }
@@ -174,24 +196,57 @@ impl Batch {
         self.graphs.contains(graph)
     }
 
-    /// Adds a record: its graph dropped, then (unless it is a deletion) refilled with the
-    /// triples `triples` writes as N-Triples lines (N-Quads lines in `graph` for a batch
+    /// Adds a record: its graph dropped, then (unless it is a deletion) refilled with
+    /// `triples`, N-Triples lines (N-Quads lines in `graph` for a batch
     /// [`Batch::of_quads`]).
-    pub fn add(&mut self, graph: &str, deleted: bool, triples: impl FnOnce(&mut Vec<u8>)) {
+    pub fn add(&mut self, graph: &str, deleted: bool, triples: &[u8]) {
         self.drops.extend_from_slice(b"DROP SILENT GRAPH <");
         self.drops.extend_from_slice(graph.as_bytes());
         self.drops.extend_from_slice(b"> ;\n");
         if !deleted && self.quads {
-            triples(&mut self.inserts);
+            self.inserts.extend_from_slice(triples);
         } else if !deleted {
             self.inserts.extend_from_slice(b"GRAPH <");
             self.inserts.extend_from_slice(graph.as_bytes());
             self.inserts.extend_from_slice(b"> {\n");
-            triples(&mut self.inserts);
+            self.inserts.extend_from_slice(triples);
             self.inserts.extend_from_slice(b"}\n");
         }
         self.graphs.insert(graph.to_string());
         self.ends.push((self.drops.len(), self.inserts.len()));
+    }
+
+    /// The batch as it is sent: its text no longer grows, and its N-Quads are sent
+    /// (whole or in part) without a copy.
+    pub fn seal(self) -> Sealed {
+        Sealed {
+            quads: self.quads,
+            drops: self.drops,
+            inserts: Bytes::from(self.inserts),
+            ends: self.ends,
+        }
+    }
+}
+
+/// A batch ready to send ([`Batch::seal`]): the requests' bodies, for the whole batch or
+/// for some of its records.
+#[derive(Debug)]
+pub struct Sealed {
+    quads: bool,
+    drops: Vec<u8>,
+    inserts: Bytes,
+    ends: Vec<(usize, usize)>,
+}
+
+impl Sealed {
+    /// Records in the batch.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
     }
 
     /// Where the text of records `records` lies in `drops` and in `inserts`.
@@ -210,7 +265,7 @@ impl Batch {
         self.update_of(0..self.len())
     }
 
-    /// [`Batch::update`] for records `records` of the batch only.
+    /// [`Sealed::update`] for records `records` of the batch only.
     pub fn update_of(&self, records: Range<usize>) -> Vec<u8> {
         let (drops, inserts) = self.span(&records);
         let inserts = &self.inserts[inserts];
@@ -233,46 +288,69 @@ impl Batch {
 
     /// The N-Quads of a batch [`Batch::of_quads`] (none when every record in it is a
     /// deletion).
-    pub fn quads(&self) -> Option<&[u8]> {
+    pub fn quads(&self) -> Option<Bytes> {
         self.quads_of(0..self.len())
     }
 
-    /// [`Batch::quads`] of records `records` of the batch only.
-    pub fn quads_of(&self, records: Range<usize>) -> Option<&[u8]> {
-        let quads = &self.inserts[self.span(&records).1];
-        (self.quads && !quads.is_empty()).then_some(quads)
-    }
-
-    /// Empties the batch, keeping its buffers.
-    pub fn clear(&mut self) {
-        self.drops.clear();
-        self.inserts.clear();
-        self.graphs.clear();
-        self.ends.clear();
+    /// [`Sealed::quads`] of records `records` of the batch only: a view of the batch's
+    /// text, not a copy.
+    pub fn quads_of(&self, records: Range<usize>) -> Option<Bytes> {
+        let quads = self.span(&records).1;
+        (self.quads && !quads.is_empty()).then(|| self.inserts.slice(quads))
     }
 }
 
 /// The `sparql` sink (see the module doc).
 #[derive(Debug)]
 pub struct SparqlSink {
+    batch_size: usize,
+    /// The most text a batch carries.
+    max_bytes: usize,
+    /// The batch being filled.
+    batch: Batch,
+    /// Its records, to hand back those the endpoint refuses.
+    pending: Vec<Record>,
+    mapping: Mapping,
+    /// One record's triples as N-Triples (or N-Quads) lines, reused.
+    triples: Vec<u8>,
+    /// What sends the batches, while no batch is in flight.
+    sender: Option<Sender>,
+    /// The batch being sent, on a thread of its own; it hands the sender back.
+    in_flight: Option<std::thread::JoinHandle<(Sender, Outcome)>>,
+    /// The endpoint, for messages.
+    endpoint: String,
+    /// Records refused, not yet taken by the engine ([`Sink::take_refused`]).
+    refused: Vec<Refused>,
+    /// Retries not yet reported ([`Sink::take_notices`]).
+    notices: Vec<String>,
+    /// Records stored (the endpoint answered their batch with a 2xx).
+    sent: u64,
+}
+
+/// Sends sealed batches (see [`Sender::send`]); moves to the thread of the batch in
+/// flight and back.
+#[derive(Debug)]
+struct Sender {
     endpoint: String,
     /// Where the triples are POSTed as N-Quads, when not in the update.
     graph_store: Option<String>,
     token: Option<Bearer>,
-    batch_size: usize,
-    /// The most text a batch carries.
-    max_bytes: usize,
     poster: Poster,
-    batch: Batch,
-    mapping: Mapping,
-    /// One record's triples as N-Triples (or N-Quads) lines, reused.
-    triples: Vec<u8>,
-    /// The batch's records, to hand back those the endpoint refuses.
-    pending: Vec<Record>,
-    /// Records refused, not yet taken by the engine ([`Sink::take_refused`]).
+    /// Records stored before the batch in flight (for messages).
+    stored: u64,
+}
+
+/// What became of a batch sent.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// Its records stored.
+    stored: u64,
+    /// Its records refused.
     refused: Vec<Refused>,
-    /// Records stored (the endpoint answered their batch with a 2xx).
-    sent: u64,
+    /// Retries.
+    notices: Vec<String>,
+    /// Why the rest of it was not sent (the run stops).
+    failed: Option<Error>,
 }
 
 /// `url` if it is an http(s) URL; else the error names it as the sink's `what`.
@@ -293,24 +371,31 @@ impl SparqlSink {
         token: Option<String>,
         batch_size: usize,
     ) -> Result<SparqlSink, Error> {
+        let endpoint = http_url(
+            endpoint,
+            "a SPARQL Update endpoint",
+            "http://localhost:7878/update",
+        )?;
         Ok(SparqlSink {
-            endpoint: http_url(
-                endpoint,
-                "a SPARQL Update endpoint",
-                "http://localhost:7878/update",
-            )?,
-            graph_store: None,
-            token: Bearer::new(token),
             batch_size: batch_size.max(1),
             max_bytes: MAX_BATCH_BYTES,
-            // A redirected POST may come back as a GET: refuse instead (the 3xx names
-            // where the endpoint moved).
-            poster: Poster::new("sparql", false)?,
             batch: Batch::default(),
+            pending: Vec::new(),
             mapping: Mapping::new(),
             triples: Vec::new(),
-            pending: Vec::new(),
+            sender: Some(Sender {
+                endpoint: endpoint.clone(),
+                graph_store: None,
+                token: Bearer::new(token),
+                // A redirected POST may come back as a GET: refuse instead (the 3xx
+                // names where the endpoint moved).
+                poster: Poster::new("sparql", false)?,
+                stored: 0,
+            }),
+            in_flight: None,
+            endpoint,
             refused: Vec::new(),
+            notices: Vec::new(),
             sent: 0,
         })
     }
@@ -318,11 +403,14 @@ impl SparqlSink {
     /// Loads the triples by POSTing them as N-Quads to `url` (see the module doc); the
     /// Update endpoint then only drops graphs.
     pub fn with_graph_store(mut self, url: &str) -> Result<SparqlSink, Error> {
-        self.graph_store = Some(http_url(
+        let url = http_url(
             url,
             "a Graph Store endpoint taking N-Quads",
             "http://localhost:7878/store",
-        )?);
+        )?;
+        if let Some(sender) = self.sender.as_mut() {
+            sender.graph_store = Some(url);
+        }
         self.batch = Batch::of_quads();
         self.max_bytes = MAX_LOAD_BYTES;
         Ok(self)
@@ -330,7 +418,12 @@ impl SparqlSink {
 
     /// Sets the first retry's wait (tests use a short one).
     pub fn with_backoff(mut self, base: Duration) -> SparqlSink {
-        self.poster = self.poster.with_backoff(base);
+        if let Some(sender) = self.sender.take() {
+            self.sender = Some(Sender {
+                poster: sender.poster.with_backoff(base),
+                ..sender
+            });
+        }
         self
     }
 
@@ -339,29 +432,78 @@ impl SparqlSink {
         self.sent
     }
 
-    /// Sends the pending batch, retrying as [`crate::http`] says; a refused batch is
-    /// split to find the records refused (see [`SparqlSink::send`]).
+    /// Hands the pending batch to a thread that sends it, once the batch sent before
+    /// has been answered: one batch in flight at a time, in the records' order, while
+    /// the next is filled.
     fn flush(&mut self) -> Result<(), Error> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        self.send(0..self.batch.len())?;
-        self.batch.clear();
-        self.pending.clear();
+        self.wait()?;
+        let mut sender = self
+            .sender
+            .take()
+            .ok_or_else(|| Error::Fatal("sparql: no sender (an earlier batch failed)".into()))?;
+        let next = self.batch.empty_like();
+        let batch = std::mem::replace(&mut self.batch, next).seal();
+        let records = std::mem::take(&mut self.pending);
+        let thread = std::thread::Builder::new()
+            .name("soif-sparql-send".into())
+            .spawn(move || {
+                let mut outcome = Outcome::default();
+                if let Err(e) = sender.send(&batch, &records, 0..batch.len(), &mut outcome) {
+                    outcome.failed = Some(e);
+                }
+                outcome.notices = sender.poster.take_notices();
+                sender.stored += outcome.stored;
+                (sender, outcome)
+            })
+            .map_err(|e| Error::io("sparql: starting the thread that sends batches", e))?;
+        self.in_flight = Some(thread);
         Ok(())
     }
 
-    /// Sends records `records` of the batch. When the endpoint refuses them for what
-    /// they hold ([`refuses_content`]), each half is sent on its own, down to single
-    /// records, which are refused with the endpoint's reason ([`Sink::take_refused`]);
-    /// any other refusal, or giving up, stops the run.
-    fn send(&mut self, records: Range<usize>) -> Result<(), Error> {
+    /// Waits for the batch in flight, if any, and takes its outcome: its records
+    /// counted as stored, those refused kept for the engine; an error if the rest of it
+    /// could not be sent.
+    fn wait(&mut self) -> Result<(), Error> {
+        let Some(thread) = self.in_flight.take() else {
+            return Ok(());
+        };
+        let (sender, outcome) = thread.join().map_err(|_| {
+            Error::Fatal(format!(
+                "sparql {}: the thread sending a batch panicked ({} records stored before it)",
+                self.endpoint, self.sent
+            ))
+        })?;
+        self.sent += outcome.stored;
+        self.refused.extend(outcome.refused);
+        self.notices.extend(outcome.notices);
+        match outcome.failed {
+            Some(e) => Err(e),
+            None => {
+                self.sender = Some(sender);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Sender {
+    /// Sends records `records` of `batch` (whose records are `pending`). When the
+    /// endpoint refuses them for what they hold ([`refuses_content`]), each half is sent
+    /// on its own, down to single records, which are refused with the endpoint's reason
+    /// ([`Sink::take_refused`]); any other refusal, or giving up, stops the run.
+    fn send(
+        &mut self,
+        batch: &Sealed,
+        pending: &[Record],
+        records: Range<usize>,
+        outcome: &mut Outcome,
+    ) -> Result<(), Error> {
         let n = records.len();
-        let update = Bytes::from(self.batch.update_of(records.clone()));
-        let quads = self
-            .batch
-            .quads_of(records.clone())
-            .map(Bytes::copy_from_slice);
+        let update = Bytes::from(batch.update_of(records.clone()));
+        let quads = batch.quads_of(records.clone());
         let sent = {
             let (endpoint, token) = (&self.endpoint, self.token.as_ref());
             let post = |url, content_type, body| request(url, content_type, body, token);
@@ -390,37 +532,34 @@ impl SparqlSink {
             };
             self.poster.post_all(&what, &steps, judge)
         };
-        let failed = |sink: &SparqlSink, m: String| {
+        let failed = |m: String| {
             Error::Fatal(format!(
                 "sparql {}: {m} ({} records stored before this)",
-                sink.endpoint, sink.sent
+                self.endpoint,
+                self.stored + outcome.stored
             ))
         };
         match sent {
-            Ok(()) => self.sent += n as u64,
+            Ok(()) => outcome.stored += n as u64,
             Err(Failure::Refused(m)) if refuses_content(self.poster.last_status()) => {
                 if n == 1 {
-                    self.refused.push(Refused {
-                        record: self.pending[records.start].clone(),
+                    outcome.refused.push(Refused {
+                        record: pending[records.start].clone(),
                         reason: format!("the endpoint refused it: {m}"),
                     });
                 } else {
                     let half = records.start + n / 2;
-                    self.send(records.start..half)?;
-                    self.send(half..records.end)?;
+                    self.send(batch, pending, records.start..half, outcome)?;
+                    self.send(batch, pending, half..records.end, outcome)?;
                 }
             }
             Err(Failure::Refused(m)) => {
-                return Err(failed(
-                    self,
-                    format!("the endpoint refused {n} records: {m}"),
-                ))
+                return Err(failed(format!("the endpoint refused {n} records: {m}")))
             }
             Err(Failure::GaveUp { attempts, last }) => {
-                return Err(failed(
-                    self,
-                    format!("giving up after {attempts} attempts: {last}"),
-                ))
+                return Err(failed(format!(
+                    "giving up after {attempts} attempts: {last}"
+                )))
             }
         }
         Ok(())
@@ -497,17 +636,15 @@ impl Sink for SparqlSink {
         if !deleted {
             self.triples.clear();
             let out = &mut self.triples;
-            let written = match self.graph_store {
-                None => self.mapping.record(record, |t| writeln!(out, "{t} .")),
-                Some(_) => self
+            let written = match self.batch.quads {
+                false => self.mapping.record(record, |t| writeln!(out, "{t} .")),
+                true => self
                     .mapping
                     .record(record, |t| writeln!(out, "{t} <{graph}> .")),
             };
             written.map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
         }
-        let triples = &self.triples;
-        self.batch
-            .add(&graph, deleted, |out| out.extend_from_slice(triples));
+        self.batch.add(&graph, deleted, &self.triples);
         self.pending.push(record.clone());
         if self.batch.len() >= self.batch_size || self.batch.bytes() >= self.max_bytes {
             self.flush()?;
@@ -516,7 +653,8 @@ impl Sink for SparqlSink {
     }
 
     fn finish(&mut self) -> Result<(), Error> {
-        self.flush()
+        self.flush()?;
+        self.wait()
     }
 
     fn warnings(&self) -> u64 {
@@ -529,7 +667,7 @@ impl Sink for SparqlSink {
 
     fn take_notices(&mut self) -> Vec<String> {
         let mut notices = self.mapping.take_notices();
-        notices.extend(self.poster.take_notices());
+        notices.append(&mut self.notices);
         notices
     }
 
@@ -543,57 +681,74 @@ mod tests {
     use super::*;
     use reqwest::StatusCode;
 
-    fn text(batch: &Batch) -> String {
-        String::from_utf8(batch.update()).unwrap()
+    fn text(batch: Batch) -> String {
+        String::from_utf8(batch.seal().update()).unwrap()
     }
 
     #[test]
     fn a_batch_drops_every_graph_then_inserts_those_not_deleted() {
         let mut b = Batch::default();
-        b.add("http://a/", false, |o| {
-            o.extend_from_slice(b"<http://a/> <http://p/> \"A\" .\n")
-        });
-        b.add("http://b/", true, |_| {
-            unreachable!("a deletion has no triples")
-        });
-        b.add("http://c/", false, |o| {
-            o.extend_from_slice(b"<http://c/> <http://p/> \"C\" .\n")
-        });
+        b.add("http://a/", false, b"<http://a/> <http://p/> \"A\" .\n");
+        b.add("http://b/", true, b"");
+        b.add("http://c/", false, b"<http://c/> <http://p/> \"C\" .\n");
         assert_eq!(b.len(), 3);
         assert!(b.has("http://b/") && !b.has("http://d/"));
+        assert!(!b.empty_like().has("http://a/") && b.empty_like().is_empty());
+        let bytes = b.bytes();
+        let sealed = b.seal();
+        assert_eq!(sealed.len(), 3);
+        assert_eq!(bytes + "INSERT DATA {\n}\n".len(), sealed.update().len());
         assert_eq!(
-            text(&b),
+            String::from_utf8(sealed.update_of(1..2)).unwrap(),
+            "DROP SILENT GRAPH <http://b/>\n",
+            "a deletion alone"
+        );
+        assert_eq!(
+            String::from_utf8(sealed.update()).unwrap(),
             "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/> ;\n\
              DROP SILENT GRAPH <http://c/> ;\nINSERT DATA {\n\
              GRAPH <http://a/> {\n<http://a/> <http://p/> \"A\" .\n}\n\
              GRAPH <http://c/> {\n<http://c/> <http://p/> \"C\" .\n}\n}\n"
         );
-        assert_eq!(b.bytes() + "INSERT DATA {\n}\n".len(), b.update().len());
-        b.clear();
-        assert!(b.is_empty() && !b.has("http://a/"));
     }
 
     #[test]
     fn a_graph_store_batch_keeps_the_drops_and_the_quads_apart() {
         let mut b = Batch::of_quads();
-        b.add("http://a/", false, |o| {
-            o.extend_from_slice(b"<http://a/> <http://p/> \"A\" <http://a/> .\n")
-        });
-        b.add("http://b/", true, |_| {
-            unreachable!("a deletion has no triples")
-        });
+        b.add(
+            "http://a/",
+            false,
+            b"<http://a/> <http://p/> \"A\" <http://a/> .\n",
+        );
+        b.add("http://b/", true, b"");
+        b.add(
+            "http://c/",
+            false,
+            b"<http://c/> <http://p/> \"C\" <http://c/> .\n",
+        );
+        assert!(b.empty_like().quads, "the next batch is a load too");
+        let sealed = b.seal();
         assert_eq!(
-            text(&b),
-            "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/>\n"
+            String::from_utf8(sealed.update()).unwrap(),
+            "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/> ;\n\
+             DROP SILENT GRAPH <http://c/>\n"
         );
         assert_eq!(
-            b.quads(),
-            Some(&b"<http://a/> <http://p/> \"A\" <http://a/> .\n"[..])
+            sealed.quads().as_deref(),
+            Some(
+                &b"<http://a/> <http://p/> \"A\" <http://a/> .\n\
+                    <http://c/> <http://p/> \"C\" <http://c/> .\n"[..]
+            )
         );
-        b.clear();
-        b.add("http://b/", true, |_| {});
-        assert_eq!(b.quads(), None, "nothing to load");
-        assert_eq!(Batch::default().quads(), None);
+        assert_eq!(
+            sealed.quads_of(1..3).as_deref(),
+            Some(&b"<http://c/> <http://p/> \"C\" <http://c/> .\n"[..])
+        );
+        assert_eq!(sealed.quads_of(1..2), None, "a deletion: nothing to load");
+        let mut b = Batch::of_quads();
+        b.add("http://b/", true, b"");
+        assert_eq!(b.seal().quads(), None, "nothing to load");
+        assert_eq!(Batch::default().seal().quads(), None);
     }
 
     #[test]
@@ -604,7 +759,8 @@ mod tests {
             .unwrap();
         sink.write(&Record::new("FILE", "http://h/a").with("Title", "A"))
             .unwrap();
-        let quads = String::from_utf8(sink.batch.quads().unwrap().to_vec()).unwrap();
+        let batch = std::mem::take(&mut sink.batch).seal();
+        let quads = String::from_utf8(batch.quads().unwrap().to_vec()).unwrap();
         assert!(
             quads.contains("<http://h/a> <http://purl.org/dc/terms/title> \"A\" <http://h/a> .\n"),
             "{quads}"
@@ -622,10 +778,10 @@ mod tests {
     #[test]
     fn a_batch_of_deletions_only_ends_on_its_last_drop() {
         let mut b = Batch::default();
-        b.add("http://a/", true, |_| {});
-        b.add("http://b/", true, |_| {});
+        b.add("http://a/", true, b"");
+        b.add("http://b/", true, b"");
         assert_eq!(
-            text(&b),
+            text(b),
             "DROP SILENT GRAPH <http://a/> ;\nDROP SILENT GRAPH <http://b/>\n"
         );
     }
@@ -708,7 +864,7 @@ mod tests {
         let mut gone = Record::new("FILE", "http://h/b");
         gone.action = Some(Action::Delete);
         sink.write(&gone).unwrap();
-        let text = String::from_utf8(sink.batch.update()).unwrap();
+        let text = String::from_utf8(sink.batch.clone().seal().update()).unwrap();
         assert!(text.starts_with(
             "DROP SILENT GRAPH <http://h/a> ;\nDROP SILENT GRAPH <http://h/b> ;\nINSERT DATA {\nGRAPH <http://h/a> {\n"
         ), "{text}");
@@ -719,11 +875,15 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("GRAPH <http://h/b> {"), "{text}");
-        // The same URL again sends the pending batch first (here: fails to connect, after
-        // retries that the short backoff keeps quick).
+        // The same URL again sends the pending batch first, and goes into the next
+        // batch meanwhile; the batch sent fails to connect (after retries that the short
+        // backoff keeps quick), which the sink says when it next sends, or finishes.
         let mut sink = sink.with_backoff(Duration::from_millis(1));
-        let e = sink.write(&Record::new("FILE", "http://h/a")).unwrap_err();
-        assert!(e.to_string().contains("giving up after 7 attempts"), "{e}");
+        sink.write(&Record::new("FILE", "http://h/a")).unwrap();
+        assert_eq!(sink.batch.len(), 1);
+        let e = sink.finish().unwrap_err().to_string();
+        assert!(e.contains("giving up after 7 attempts"), "{e}");
+        assert!(e.ends_with("(0 records stored before this)"), "{e}");
         assert_eq!(sink.sent(), 0);
     }
 

@@ -7,7 +7,7 @@
 //! a file holds every record written, in order, so a key written twice is two entries to
 //! find (each matched with an equal one first).
 
-use crate::entry::{Entry, KeyHash};
+use crate::entry::{Digest, Entry, KeyHash};
 use crate::spill::{Spilled, PARTS};
 use bytes::Bytes;
 use soif_codecs::Action;
@@ -109,7 +109,7 @@ impl Counts {
 struct Slot {
     offset: u64,
     deleted: bool,
-    digest: [u8; 16],
+    digest: Digest,
     matched: bool,
 }
 
@@ -148,12 +148,13 @@ fn compare_part(
     let mut slots: HashMap<KeyHash, Vec<Slot>> = HashMap::new();
     // Catalog rows merged from `@REFRESH` records (rare): the merged entry.
     let mut merged: HashMap<KeyHash, Entry> = HashMap::new();
-    while let Some((offset, kh, e)) = src.next_entry()? {
+    while let Some((offset, head, payload)) = src.next_entry()? {
+        let kh = head.key;
         if !catalog {
             slots.entry(kh).or_default().push(Slot {
                 offset,
-                deleted: e.action == Some(Action::Delete),
-                digest: e.digest(true),
+                deleted: head.action == Some(Action::Delete),
+                digest: head.digest,
                 matched: false,
             });
             continue;
@@ -161,19 +162,19 @@ fn compare_part(
         let v = slots.entry(kh).or_default();
         let prev_row = v.first().filter(|s| !s.deleted).map(|s| s.offset);
         let (deleted, digest) = match prev_row {
-            Some(prev) if e.action == Some(Action::Refresh) => {
+            Some(prev) if head.action == Some(Action::Refresh) => {
                 let before = match merged.remove(&kh) {
                     Some(m) => m,
                     None => src.at(prev)?,
                 };
-                let m = merge(before, e);
+                let m = merge(before, Entry::decode(payload)?);
                 let digest = m.digest(false);
                 merged.insert(kh, m);
                 (false, digest)
             }
             _ => {
                 merged.remove(&kh);
-                (e.action == Some(Action::Delete), e.digest(false))
+                (head.action == Some(Action::Delete), head.digest)
             }
         };
         v.clear();
@@ -185,18 +186,20 @@ fn compare_part(
         });
     }
     let mut tgt = target.read(part)?;
-    while let Some((_, kh, t)) = tgt.next_entry()? {
-        let td = t.digest(!catalog);
+    // Entries are compared by their heads; decoded only when they are reported.
+    while let Some((_, head, payload)) = tgt.next_entry()? {
+        let (kh, td) = (head.key, head.digest);
         let open = slots
             .get_mut(&kh)
             .and_then(|v| pick(v, &td))
             .filter(|s| !s.matched);
         let Some(slot) = open else {
-            found.push(finding(Class::Extra, &t, None));
+            found.push(finding(Class::Extra, &Entry::decode(payload)?, None));
             continue;
         };
         slot.matched = true;
         if catalog && slot.deleted {
+            let t = Entry::decode(payload)?;
             found.push(finding(Class::DeletionNotApplied, &t, None));
         } else if slot.digest == td {
             out.matched += 1;
@@ -205,6 +208,7 @@ fn compare_part(
                 Some(m) => m.clone(),
                 None => src.at(slot.offset)?,
             };
+            let t = Entry::decode(payload)?;
             let change = first_difference(&s, &t, !catalog);
             found.push(finding(Class::Changed, &t, Some(change)));
         }
@@ -232,7 +236,7 @@ fn compare_part(
 
 /// The slot a target entry is matched with: an open one with the same digest, else the
 /// first open one, else (all taken) the first.
-fn pick<'a>(v: &'a mut [Slot], digest: &[u8; 16]) -> Option<&'a mut Slot> {
+fn pick<'a>(v: &'a mut [Slot], digest: &Digest) -> Option<&'a mut Slot> {
     let i = v
         .iter()
         .position(|s| !s.matched && &s.digest == digest)

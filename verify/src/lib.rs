@@ -104,12 +104,18 @@ pub fn verify(
     };
     let our_quarantine = ours.as_ref().map(|d| d.path().join("quarantine"));
     let projection = v.target.projection;
+    // A file's entries are compared with their action; a catalog's without.
     let temp = |side, content| {
-        Partitions::new(v.temp_dir.as_deref(), side, content)
-            .map_err(|e| Error::io("creating verify's temporary files", e))
+        Partitions::new(
+            v.temp_dir.as_deref(),
+            side,
+            !projection.is_catalog(),
+            content,
+        )
+        .map_err(|e| Error::io("creating verify's temporary files", e))
     };
-    let source_parts = temp("sources", None)?;
-    let target_parts = temp("target", Some(!projection.is_catalog()))?;
+    let source_parts = temp("sources", false)?;
+    let target_parts = temp("target", true)?;
     let target = v.target.clone();
     let (sources, targets) = rt.block_on(async {
         let engine = EngineOptions {

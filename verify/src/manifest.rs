@@ -153,7 +153,8 @@ pub fn recheck(
     }
     for t in &manifest.targets {
         let target = Target::new(&t.location, Some(&t.format), t.charset.as_deref())?;
-        let parts = Partitions::new(temp_dir, "recheck", Some(!target.projection.is_catalog()))
+        let catalog = target.projection.is_catalog();
+        let parts = Partitions::new(temp_dir, "recheck", !catalog, true)
             .map_err(|e| Error::io("creating verify's temporary files", e))?;
         let (spilled, counts) =
             rt.block_on(target.read(parts, EngineOptions::default(), settings.clone()))?;

@@ -4,7 +4,7 @@
 //! flattened record the SOIF encoder writes — so that a difference of representation a
 //! target is documented to make is not a difference here.
 
-use crate::entry::Entry;
+use crate::entry::{Builder, Entry};
 use bytes::Bytes;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use soif_codecs::oai::read::soif_identifier;
@@ -80,11 +80,19 @@ impl Projection {
 
     /// The record as the target holds it, or why the sink would refuse it.
     pub fn entry(self, record: &Record) -> Result<Entry, String> {
-        let mut e = Entry::new(record.template.clone(), record.url.clone(), record.action);
+        let mut b = Builder::default();
+        self.project(record, &mut b)?;
+        Ok(b.entry())
+    }
+
+    /// The record as the target holds it, made in `e` (finished), or why the sink would
+    /// refuse it.
+    pub fn project(self, record: &Record, e: &mut Builder) -> Result<(), String> {
+        e.start(record.template.clone(), record.url.clone(), record.action);
         match self {
             Projection::Sqlite(charset) => {
-                if !row_of(record, &mut e)? {
-                    return Ok(e);
+                if !row_of(record, e)? {
+                    return Ok(());
                 }
                 for (name, param) in row_values(record, charset) {
                     let (k, v) = cell(&param);
@@ -99,13 +107,13 @@ impl Projection {
                 })?;
                 if let Some(attrs) = json.get("attributes").and_then(|a| a.as_object()) {
                     for (name, value) in attrs {
-                        json_value(&mut e, name.as_bytes(), value);
+                        json_value(e, name.as_bytes(), value);
                     }
                 }
             }
             Projection::Served => {
-                if !row_of(record, &mut e)? {
-                    return Ok(e);
+                if !row_of(record, e)? {
+                    return Ok(());
                 }
                 for a in &served_row(record).flattened().attributes {
                     for leaf in a.value.leaves() {
@@ -114,8 +122,8 @@ impl Projection {
                 }
             }
             Projection::OaiDc => {
-                if !row_of(record, &mut e)? {
-                    return Ok(e);
+                if !row_of(record, e)? {
+                    return Ok(());
                 }
                 let mut name = Vec::new();
                 for (element, value) in dublin_core_values(&served_row(record)) {
@@ -126,10 +134,9 @@ impl Projection {
             }
             Projection::OaiDcItem => {
                 if let Some((template, url)) = soif_identifier(&record.url_str()) {
-                    e.template = Bytes::from(template);
-                    e.url = Bytes::from(url);
+                    e.set_key(Bytes::from(template), Bytes::from(url));
                 }
-                e.action = None;
+                e.set_action(None);
                 let mut name = Vec::new();
                 for a in &record.attributes {
                     let (Some(element), Value::Bytes(v)) =
@@ -156,19 +163,20 @@ impl Projection {
                 }
             }
         }
-        Ok(e.finish())
+        e.finish();
+        Ok(())
     }
 }
 
 /// A record bound for a catalog's row: false for a deletion (no row); the store's
 /// refusal of a record it cannot key; `@REFRESH` kept (it merges), other actions dropped.
-fn row_of(record: &Record, e: &mut Entry) -> Result<bool, String> {
+fn row_of(record: &Record, e: &mut Builder) -> Result<bool, String> {
     if record.action == Some(Action::Delete) {
         return Ok(false);
     }
     check_key(record).map_err(|err| format!("{}: {err}", record.location()))?;
     if record.action != Some(Action::Refresh) {
-        e.action = None;
+        e.set_action(None);
     }
     Ok(true)
 }
@@ -201,7 +209,7 @@ fn dc_name(name: &mut Vec<u8>, element: &str) {
 }
 
 /// A JSON value of a line's `attributes`: a string's text, anything else compact JSON.
-pub fn json_value(e: &mut Entry, name: &[u8], value: &serde_json::Value) {
+pub fn json_value(e: &mut Builder, name: &[u8], value: &serde_json::Value) {
     match value {
         serde_json::Value::String(s) => e.push(name, kind::JSON_STRING, s.as_bytes()),
         other => e.push(name, kind::JSON, other.to_string().as_bytes()),

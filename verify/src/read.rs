@@ -3,7 +3,7 @@
 //! its format's source (no transforms) into the same sink; a SQLite catalog row by row.
 //! Records either side cannot read are counted with their reasons, not fatal.
 
-use crate::entry::Entry;
+use crate::entry::Builder;
 use crate::project::{sql_cell, Projection};
 use crate::spill::{Partitions, Spilled};
 use soif_codecs::Record;
@@ -34,6 +34,8 @@ pub struct SideCounts {
 /// target's sink would refuse is rejected with that sink's reason.
 pub struct ProjectSink {
     projection: Projection,
+    /// The entry of the record in hand.
+    entry: Builder,
     parts: Arc<Mutex<Option<Partitions>>>,
     /// Keep deletions (a side that applies them, or a file that holds them); `false`
     /// for a catalog read back, where a deleted record is an absent one.
@@ -49,13 +51,15 @@ impl Sink for ProjectSink {
         if !self.tombstones && record.action == Some(soif_codecs::Action::Delete) {
             return Ok(());
         }
-        let entry = self.projection.entry(record).map_err(SinkError::Rejected)?;
+        self.projection
+            .project(record, &mut self.entry)
+            .map_err(SinkError::Rejected)?;
         let mut guard = self
             .parts
             .lock()
             .map_err(|_| SinkError::Fatal(Error::Fatal("verify: a reader panicked".into())))?;
         if let Some(p) = guard.as_mut() {
-            p.push(&entry)
+            p.push(&self.entry)
                 .map_err(|e| SinkError::Fatal(Error::io("writing verify's temporary files", e)))?;
         }
         Ok(())
@@ -119,6 +123,7 @@ pub async fn read_records(
     engine.observer = Some(rejections.clone());
     let sink = ProjectSink {
         projection,
+        entry: Builder::default(),
         parts: shared.clone(),
         tombstones,
     };
@@ -161,6 +166,7 @@ pub fn read_sqlite(path: &Path, mut parts: Partitions) -> Result<(Spilled, SideC
     let fail = |e: rusqlite::Error| Error::Fatal(format!("{}: reading: {e}", path.display()));
     let mut counts = SideCounts::default();
     let mut scratch = String::new();
+    let mut entry = Builder::default();
     for table in store.tables() {
         let mut st = store
             .connection()
@@ -168,7 +174,7 @@ pub fn read_sqlite(path: &Path, mut parts: Partitions) -> Result<(Spilled, SideC
             .map_err(fail)?;
         let mut rows = st.query([]).map_err(fail)?;
         while let Some(row) = rows.next().map_err(fail)? {
-            let entry = row_entry(&table, row, &mut scratch).map_err(fail)?;
+            row_entry(&table, row, &mut entry, &mut scratch).map_err(fail)?;
             parts
                 .push(&entry)
                 .map_err(|e| Error::io("writing verify's temporary files", e))?;
@@ -182,18 +188,20 @@ pub fn read_sqlite(path: &Path, mut parts: Partitions) -> Result<(Spilled, SideC
     Ok((spilled, counts))
 }
 
-/// A row as an entry: each column that is not NULL is an attribute.
+/// A row as an entry, made in `e`: each column that is not NULL is an attribute.
 fn row_entry(
     table: &TableInfo,
     row: &rusqlite::Row<'_>,
+    e: &mut Builder,
     scratch: &mut String,
-) -> rusqlite::Result<Entry> {
+) -> rusqlite::Result<()> {
     let url = soif_store::tables::value_bytes(row.get_ref(0)?);
-    let mut e = Entry::new(table.template.clone(), url, None);
+    e.start(table.template.clone(), url, None);
     for (i, c) in table.columns.iter().enumerate() {
         if let Some((kind, v)) = sql_cell(row.get_ref(i + 1)?, scratch) {
             e.push(&c.attribute, kind, v);
         }
     }
-    Ok(e.finish())
+    e.finish();
+    Ok(())
 }

@@ -6,7 +6,8 @@
 //! the frame's sequence number is the entry's offset in its file, so an entry can be read
 //! again by offset when the report needs its attributes.
 
-use crate::entry::{Entry, KeyHash};
+use crate::entry::{Builder, Digest, Entry, Head, KeyHash};
+use bytes::Bytes;
 use soif_codecs::packed::{read_entry, write_entry};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Seek, SeekFrom, Write};
@@ -26,44 +27,53 @@ const MAX_ENTRY: usize = 256 << 20;
 pub struct Partitions {
     dir: tempfile::TempDir,
     files: Vec<Option<(BufWriter<File>, u64)>>,
+    /// An entry being encoded, its frame, and the digest's buffer.
+    payload: Vec<u8>,
+    frame: Vec<u8>,
     scratch: Vec<u8>,
     /// Entries written.
     pub entries: u64,
-    /// Whether to sum the content digest, and with the action or not.
-    content_with_action: Option<bool>,
+    /// Whether the entries' digests count their action (a file's) or not (a catalog's).
+    with_action: bool,
+    /// Whether to sum the content digest.
+    sum: bool,
     content: u128,
 }
 
 impl Partitions {
     /// Files in a new temporary directory under `temp_dir` (the system's by default).
-    /// `content`: sum the side's content digest ([`Spilled::content`]), counting each
-    /// entry's action (`Some(true)`, a file) or not (`Some(false)`, a catalog).
+    /// `with_action`: the entries' digests count their action (a file keeps it) or not
+    /// (a catalog applies it); `content`: sum the side's content digest
+    /// ([`Spilled::content`]).
     pub fn new(
         temp_dir: Option<&Path>,
         side: &str,
-        content: Option<bool>,
+        with_action: bool,
+        content: bool,
     ) -> io::Result<Partitions> {
         let dir = temp_dir_in(temp_dir, &format!("soif-verify-{side}-"))?;
         Ok(Partitions {
             dir,
             files: (0..PARTS).map(|_| None).collect(),
-            scratch: Vec::with_capacity(4096),
+            payload: Vec::with_capacity(4096),
+            frame: Vec::with_capacity(4096),
+            scratch: Vec::with_capacity(1024),
             entries: 0,
-            content_with_action: content,
+            with_action,
+            sum: content,
             content: 0,
         })
     }
 
-    /// Appends an entry to its key's partition.
-    pub fn push(&mut self, entry: &Entry) -> io::Result<()> {
-        self.scratch.clear();
-        entry.encode(&mut self.scratch);
+    /// Appends a finished entry to its key's partition.
+    pub fn push(&mut self, entry: &Builder) -> io::Result<()> {
         let kh = entry.key_hash();
-        if let Some(with_action) = self.content_with_action {
-            self.content = self
-                .content
-                .wrapping_add(content_hash(&kh, &entry.digest(with_action)));
+        let digest = entry.digest(self.with_action, &mut self.scratch);
+        if self.sum {
+            self.content = self.content.wrapping_add(content_hash(&kh, &digest));
         }
+        self.payload.clear();
+        entry.encode(&kh, &digest, &mut self.payload);
         let part = partition_of(&kh);
         let slot = &mut self.files[part];
         if slot.is_none() {
@@ -71,10 +81,10 @@ impl Partitions {
             *slot = Some((BufWriter::with_capacity(WRITE_BUFFER, f), 0));
         }
         if let Some((w, offset)) = slot {
-            let mut counter = Counter(0);
-            write_entry(&mut counter, *offset, &self.scratch)?;
-            write_entry(w, *offset, &self.scratch)?;
-            *offset += counter.0;
+            self.frame.clear();
+            write_entry(&mut self.frame, *offset, &self.payload)?;
+            w.write_all(&self.frame)?;
+            *offset += self.frame.len() as u64;
         }
         self.entries += 1;
         Ok(())
@@ -135,17 +145,15 @@ pub struct PartReader {
 }
 
 impl PartReader {
-    /// The next entry with its offset, its key hash; `None` at the end.
-    pub fn next_entry(&mut self) -> io::Result<Option<(u64, KeyHash, Entry)>> {
+    /// The next entry: its offset, its head and its bytes (for [`Entry::decode`]);
+    /// `None` at the end.
+    pub fn next_entry(&mut self) -> io::Result<Option<(u64, Head, Bytes)>> {
         let Some(r) = &mut self.reader else {
             return Ok(None);
         };
         match read_entry(r, MAX_ENTRY)? {
             None => Ok(None),
-            Some((offset, payload)) => {
-                let (kh, e) = Entry::decode(payload)?;
-                Ok(Some((offset, kh, e)))
-            }
+            Some((offset, payload)) => Ok(Some((offset, Head::read(&payload)?, payload))),
         }
     }
 
@@ -154,7 +162,7 @@ impl PartReader {
         let mut f = BufReader::new(File::open(&self.path)?);
         f.seek(SeekFrom::Start(offset))?;
         match read_entry(&mut f, MAX_ENTRY)? {
-            Some((_, payload)) => Ok(Entry::decode(payload)?.1),
+            Some((_, payload)) => Entry::decode(payload),
             None => Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "damaged temporary file: no entry at offset",
@@ -163,12 +171,12 @@ impl PartReader {
     }
 }
 
-fn content_hash(kh: &KeyHash, digest: &[u8; 16]) -> u128 {
-    let mut h = blake3::Hasher::new();
-    h.update(kh);
-    h.update(digest);
+fn content_hash(kh: &KeyHash, digest: &Digest) -> u128 {
+    let mut both = [0u8; 32];
+    both[..16].copy_from_slice(kh);
+    both[16..].copy_from_slice(digest);
     let mut b = [0u8; 16];
-    b.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    b.copy_from_slice(&blake3::hash(&both).as_bytes()[..16]);
     u128::from_le_bytes(b)
 }
 
@@ -182,33 +190,21 @@ fn part_path(dir: &Path, part: usize) -> PathBuf {
     dir.join(format!("{part:03}"))
 }
 
-/// Counts the bytes a frame takes.
-struct Counter(u64);
-
-impl Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn entries_come_back_in_order_and_by_offset() {
-        let mut p = Partitions::new(None, "test", Some(true)).unwrap();
+        let mut p = Partitions::new(None, "test", true, true).unwrap();
         let mut all = Vec::new();
+        let mut b = Builder::default();
         for i in 0..500 {
-            let mut e = Entry::new("F".into(), format!("http://x/{i}").into(), None);
-            e.push(b"N", b't', i.to_string().as_bytes());
-            let e = e.finish();
-            p.push(&e).unwrap();
-            all.push(e);
+            b.start("F".into(), format!("http://x/{i}").into(), None);
+            b.push(b"N", b't', i.to_string().as_bytes());
+            b.finish();
+            p.push(&b).unwrap();
+            all.push(b.entry());
         }
         let s = p.finish().unwrap();
         assert_eq!(s.entries, 500);
@@ -216,8 +212,11 @@ mod tests {
         for part in 0..PARTS {
             let mut r = s.read(part).unwrap();
             let mut last = None;
-            while let Some((offset, kh, e)) = r.next_entry().unwrap() {
-                assert_eq!(partition_of(&kh), part);
+            while let Some((offset, head, payload)) = r.next_entry().unwrap() {
+                let e = Entry::decode(payload).unwrap();
+                assert_eq!(partition_of(&head.key), part);
+                assert_eq!(head.key, e.key_hash());
+                assert_eq!(head.digest, e.digest(true));
                 assert_eq!(r.at(offset).unwrap(), e);
                 let i: usize = std::str::from_utf8(&e.url[9..]).unwrap().parse().unwrap();
                 assert!(last < Some(i), "in order");

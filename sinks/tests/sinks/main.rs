@@ -5,4 +5,5 @@
 mod common;
 mod csv;
 mod rdf;
+mod sparql;
 mod sqlite;
