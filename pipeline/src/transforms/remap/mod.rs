@@ -74,6 +74,12 @@ pub struct Remap {
     warnings: Option<String>,
     /// The records of one result (reused).
     results: Vec<Record>,
+    /// The tables the program was compiled with, for the copies ([`Transform::fork`]).
+    tables: Tables,
+    /// A copy compiles the program again, on its own thread when its first record
+    /// arrives: copies that shared one program would share its values (literals), whose
+    /// reference counts would then bounce between cores on every record.
+    compile_again: bool,
     /// Makes each record's event, reusing the keys of the last.
     events: value::Events,
 }
@@ -100,6 +106,7 @@ impl Remap {
             Arc::new(program),
             Arc::from(source),
             Arc::from(origin),
+            tables.clone(),
             warnings,
         ))
     }
@@ -108,6 +115,7 @@ impl Remap {
         program: Arc<Program>,
         source: Arc<str>,
         origin: Arc<str>,
+        tables: Tables,
         warnings: Option<String>,
     ) -> Remap {
         let reads_metadata = program
@@ -125,6 +133,8 @@ impl Remap {
             reads_metadata,
             warnings,
             results: Vec::new(),
+            tables,
+            compile_again: false,
             events: value::Events::default(),
         }
     }
@@ -252,7 +262,28 @@ impl Transform for Remap {
         "remap"
     }
 
+    /// The same program with a runtime of its own, compiled again on the copy's thread
+    /// (see `compile_again`); the compiler's warnings stay with the original.
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        let mut copy = Remap::with_program(
+            self.program.clone(),
+            self.source.clone(),
+            self.origin.clone(),
+            self.tables.clone(),
+            None,
+        );
+        copy.compile_again = true;
+        Some(Box::new(copy))
+    }
+
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        if std::mem::take(&mut self.compile_again) {
+            // It compiled once already: the same program again (or, should that fail,
+            // the shared one).
+            if let Ok((program, _)) = compile(&self.source, &self.origin, &self.tables) {
+                self.program = Arc::new(program);
+            }
+        }
         if let Some(w) = self.warnings.take() {
             out.warn(format!("remap: the program compiled with warnings:\n{w}"));
         }
