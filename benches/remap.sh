@@ -12,6 +12,8 @@
 #   ... -t dc
 #   ... -t remap:EMPTY.vrl (the program `.`)               at most 2× no transform
 #   ... -t collapse -t remap:configs/crosswalk.vrl --table types=configs/harvest-types.csv
+#   the empty program and the crosswalk again with SOIF_TRANSFORM_THREADS=1 (the chain on
+#   one thread, as before it ran on every core: docs/performance.md#the-transform-stage)
 #   catmandu convert JSON to JSON --fix configs/crosswalk.fix   over soif's collapsed JSON Lines
 #   jq -n -c --rawfile types … -f configs/crosswalk.jq            over the same JSON Lines
 # (Catmandu and jq run RUNS_OTHERS times, default 1: they take minutes.) The crosswalk's
@@ -84,6 +86,10 @@ read -r s m < <(measure "$RUNS" "$SOIF" convert "$DATA" --to jsonl -t "remap:$WO
 row "soif ... -t remap:EMPTY.vrl (the program \`.\`)" "$s" "$m"
 read -r SOIF_S m < <(measure "$RUNS" "$SOIF" convert "$DATA" --to jsonl -t collapse "${MAP[@]}" -q -o /dev/null)
 row "soif ... -t collapse -t remap:configs/crosswalk.vrl" "$SOIF_S" "$m"
+read -r s m < <(measure "$RUNS" env SOIF_TRANSFORM_THREADS=1 "$SOIF" convert "$DATA" --to jsonl -t "remap:$WORK/empty.vrl" -q -o /dev/null)
+row "the empty program, SOIF_TRANSFORM_THREADS=1" "$s" "$m"
+read -r s m < <(measure "$RUNS" env SOIF_TRANSFORM_THREADS=1 "$SOIF" convert "$DATA" --to jsonl -t collapse "${MAP[@]}" -q -o /dev/null)
+row "the crosswalk, SOIF_TRANSFORM_THREADS=1" "$s" "$m"
 read -r CAT_S m < <(IN=$COLLAPSED measure "$RUNS_OTHERS" "${CATMANDU[@]}")
 row "catmandu ... --fix configs/crosswalk.fix (collapsed JSON Lines)" "$CAT_S" "$m"
 read -r JQ_S m < <(measure "$RUNS_OTHERS" "${JQ[@]}" "$COLLAPSED")

@@ -21,4 +21,4 @@ pub use sink::{Refused, Sink, SinkError};
 /// engine, returns the same errors.
 pub use soif_codecs::run_error::Error;
 pub use source::{Input, InputData, Rejection, Source};
-pub use transform::{finish_chain, Chain, Collect, Emit, Transform};
+pub use transform::{finish_chain, Chain, Collect, Emit, FirstNoted, Transform};

@@ -30,7 +30,13 @@ pub trait Emit {
 }
 
 /// One step of the transform chain (`-t NAME[:ARGS]`).
-pub trait Transform: Send {
+///
+/// A transform whose output for a record depends on that record alone (`collapse`,
+/// `dc`, `select`, `match`, `since`, `remap`) says so by giving copies of itself
+/// ([`Transform::fork`]): when every transform of a chain does, the engine runs the chain
+/// on several threads, one copy each, and gives the copies back ([`Transform::join`])
+/// before [`Transform::finish`] (docs/performance.md#the-transform-stage).
+pub trait Transform: Send + std::any::Any {
     /// The name used on the command line (`collapse`, `dc`, …), for messages.
     fn name(&self) -> &str;
 
@@ -41,6 +47,72 @@ pub trait Transform: Send {
     /// (`order`) emit them here.
     fn finish(&mut self, _out: &mut dyn Emit) -> Result<(), Error> {
         Ok(())
+    }
+
+    /// A copy of this transform for another thread, as it was built (nothing seen yet),
+    /// when records can go through the copies in any division: what it emits, rejects
+    /// and warns about for a record depends on that record alone, and it holds nothing
+    /// back. `None` (the default) for a transform that needs the stream in order
+    /// (`order`, `hits`, `dedupe`, `validate`'s uniqueness checks and warnings once per
+    /// name).
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        None
+    }
+
+    /// Takes back a copy made by [`Transform::fork`] once the stream has ended, before
+    /// [`Transform::finish`]: adds what the copy counted for the report `finish` gives
+    /// (records noted, the first of them), so that the report is the one a single copy
+    /// would give.
+    fn join(&mut self, _fork: Box<dyn Transform>) {}
+}
+
+/// The first record a transform noted, for the report it gives at the end of the stream
+/// (`… (first: INPUT: byte N, record M)`), kept so that copies of the transform
+/// ([`Transform::fork`]) can be joined: of two, the one earlier in the same input wins.
+#[derive(Debug, Default, Clone)]
+pub struct FirstNoted {
+    first: Option<(Option<soif_codecs::Position>, String)>,
+}
+
+impl FirstNoted {
+    /// Notes `record` unless one was noted before; `text` says what about it (called
+    /// only for the first).
+    pub fn note(&mut self, record: &Record, text: impl FnOnce(&Record) -> String) {
+        if self.first.is_none() {
+            self.first = Some((record.position.clone(), text(record)));
+        }
+    }
+
+    /// Notes `record` by where it is: its position, or its URL when it has none.
+    pub fn note_where(&mut self, record: &Record) {
+        self.note(record, |r| match &r.position {
+            Some(p) => p.to_string(),
+            None => r.url_str().into_owned(),
+        });
+    }
+
+    /// What was noted about the first record.
+    pub fn text(&self) -> Option<&str> {
+        self.first.as_ref().map(|(_, t)| t.as_str())
+    }
+
+    /// Keeps the earlier of `self` and `other`: by byte offset within one input, else
+    /// `self` (a run's inputs are read one after the other; the copies cannot tell
+    /// which of two inputs came first).
+    pub fn join(&mut self, other: FirstNoted) {
+        let Some((theirs, text)) = other.first else {
+            return;
+        };
+        let earlier = match &self.first {
+            None => true,
+            Some((ours, _)) => match (ours, &theirs) {
+                (Some(a), Some(b)) => a.input == b.input && b.offset < a.offset,
+                _ => false,
+            },
+        };
+        if earlier {
+            self.first = Some((theirs, text));
+        }
     }
 }
 

@@ -138,8 +138,9 @@ temporary name (``.soif-<job>-<partition>-<attempt>-<random>.tmp``), renamed to
 that fails removes its temporary file; a job that aborts removes every temporary file of
 the job (those of failed or lost tasks too). ``append`` never replaces a file: part names
 carry the job's unique id, and the rename refuses an existing name. ``overwrite`` removes
-the directory's earlier regular files (not its subdirectories) once the new files are in
-place. The DataFrame needs the layout's columns (``template``, ``url``, ``attributes``;
+the directory's earlier files that a read would read (by the path rules: names starting
+with ``.`` or ``_`` and subdirectories stay, ``_SUCCESS`` is written anew) once the new
+files are in place. The DataFrame needs the layout's columns (``template``, ``url``, ``attributes``;
 ``action``, ``template_bytes``, ``url_bytes`` when present); other columns, such as the
 corrupt-record column, are not written, and a corrupt-record row (no template, no URL)
 fails the task with an error, since it holds no record.
@@ -272,10 +273,6 @@ def _local(path: str) -> Optional[str]:
         raise ValueError(f"soif: {e}") from None
 
 
-def _visible(name: str) -> bool:
-    return not (name.startswith(".") or name.startswith("_"))
-
-
 @dataclasses.dataclass(frozen=True)
 class RemoteFile:
     """A file on a remote filesystem (``pyarrow.fs``), as :func:`expand_paths` lists it.
@@ -308,7 +305,7 @@ class _Remote:
 
     ``pyarrow.fs.FileSystem.from_uri`` parses a strict URI (``[`` is a syntax error in a
     path), so a pattern is never handed to it: its fixed leading part is, and the rest is
-    matched against the listing here. In a URI, ``?`` starts the query string (pyarrow's
+    matched against that part's listing by soif's path rules (``_soif.select_listing``). In a URI, ``?`` starts the query string (pyarrow's
     options, e.g. ``?endpoint_override=host:port&scheme=http``), so it is no wildcard
     there: ``*`` and ``[…]`` are.
     """
@@ -362,26 +359,20 @@ class _Remote:
         return self._display_of(self.given)
 
     def files(self, recursive: bool) -> List[RemoteFile]:
-        """The files the URI names: the file, a directory's visible files, a pattern's
-        matches (a directory among them expanded in turn), each list sorted."""
+        """The files the URI names: the file, a directory's files, a pattern's matches (a
+        directory among them giving its files), sorted. Which entries of the listing are
+        read is decided by soif's path rules with Spark's variant, the local paths' rules
+        and glob matcher (``_soif.select_listing``: ``soif_sources::paths``)."""
         import pyarrow.fs as pafs
 
         if self.pattern:
-            matches = self._glob()
-            if not matches:
-                raise FileNotFoundError(f"soif: no file matches the pattern {self.display()}")
-        else:
-            info = self.fs.get_file_info(self.base)
-            if info.type == pafs.FileType.NotFound:
-                raise FileNotFoundError(f"soif: {self.display()}: no such file or directory")
-            matches = [info]
-        out: List[RemoteFile] = []
-        for info in matches:
-            if info.type == pafs.FileType.Directory:
-                out.extend(self._dir_files(info.path, recursive))
-            else:
-                out.append(self._file(info))
-        return out
+            return self._glob(recursive)
+        info = self.fs.get_file_info(self.base)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(f"soif: {self.display()}: no such file or directory")
+        if info.type != pafs.FileType.Directory:
+            return [self._file(info)]
+        return self._select(None, self._listing(self.base, recursive), recursive)
 
     def _file(self, info: Any) -> RemoteFile:
         return RemoteFile(self.uri(info.path), self.fs, info.path, int(info.size or 0))
@@ -391,58 +382,47 @@ class _Remote:
 
         return self.fs.get_file_info(pafs.FileSelector(d, recursive=recursive, allow_not_found=True))
 
-    def _dir_files(self, d: str, recursive: bool) -> List[RemoteFile]:
-        """A directory's visible files (sorted), as :func:`_dir_files` for a local one:
-        no name on the way down may start with ``.`` or ``_``."""
+    def _entries(self, listing: List[Any]) -> List[Any]:
+        """A listing as soif's path rules take it: paths relative to the base, file or not."""
         import pyarrow.fs as pafs
 
-        out = []
-        for info in self._listing(d, recursive):
-            rel = _relative(info.path, d)
-            if info.type == pafs.FileType.File and all(_visible(seg) for seg in rel):
-                out.append(self._file(info))
-        return sorted(out, key=lambda f: f.path)
+        return [("/".join(_relative(i.path, self.base)), i.type == pafs.FileType.File) for i in listing]
 
-    def _glob(self) -> List[Any]:
-        """The entries under the base matching the pattern's segments, as ``glob.glob``
-        with ``recursive=True`` matches them: ``fnmatch`` per segment, case-sensitive,
-        ``**`` any number of directories, names starting with ``.`` only matched by a
-        pattern segment that starts with ``.``."""
+    def _select(self, pattern: Optional[str], listing: List[Any], recursive: bool) -> List[RemoteFile]:
+        try:
+            picked = _soif.select_listing(pattern, self._entries(listing), spark=True, recursive=recursive)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"soif: no file matches the pattern {self.display()}") from None
+        except ValueError as e:
+            raise ValueError(f"soif: {self.display()}: {e}") from None
+        return [self._file(listing[i]) for i in picked]
+
+    def _glob(self, recursive: bool) -> List[RemoteFile]:
+        """A pattern's files, from one listing of the base deep enough for the pattern
+        and the directories it matches: the whole tree for a pattern of several names,
+        ``**``, or ``recursive``; else the base's entries and those of the directories
+        among them that the pattern matches."""
         import pyarrow.fs as pafs
 
-        info = self.fs.get_file_info(self.base)
-        if info.type != pafs.FileType.Directory:
-            return []
-        deep = len(self.pattern) > 1 or "**" in self.pattern
-        got = []
-        for info in self._listing(self.base, deep):
-            if _glob_match(self.pattern, _relative(info.path, self.base)):
-                got.append(info)
-        return sorted(got, key=lambda i: i.path)
+        if self.fs.get_file_info(self.base).type != pafs.FileType.Directory:
+            raise FileNotFoundError(f"soif: no file matches the pattern {self.display()}")
+        pattern = "/".join(self.pattern)
+        deep = recursive or len(self.pattern) > 1 or "**" in self.pattern
+        listing = self._listing(self.base, deep)
+        if not deep:
+            try:
+                matched = _soif.match_listing(pattern, self._entries(listing))
+            except ValueError as e:
+                raise ValueError(f"soif: {self.display()}: {e}") from None
+            for i in matched:
+                if listing[i].type == pafs.FileType.Directory:
+                    listing.extend(self._listing(listing[i].path, False))
+        return self._select(pattern, listing, recursive)
 
 
 def _relative(path: str, base: str) -> List[str]:
     rest = path[len(base) :] if path.startswith(base) else path
     return [seg for seg in rest.split("/") if seg]
-
-
-def _glob_match(pattern: Sequence[str], segments: Sequence[str]) -> bool:
-    import fnmatch
-
-    if not pattern:
-        return not segments
-    head = pattern[0]
-    if head == "**":
-        # Zero directories, or one more (not a hidden one), and "**" again.
-        if _glob_match(pattern[1:], segments):
-            return True
-        return bool(segments) and not segments[0].startswith(".") and _glob_match(pattern, segments[1:])
-    if not segments:
-        return False
-    seg = segments[0]
-    if seg.startswith(".") and not head.startswith("."):
-        return False
-    return fnmatch.fnmatchcase(seg, head) and _glob_match(pattern[1:], segments[1:])
 
 
 def expand_paths(paths: Sequence[str], recursive: bool = False) -> List[Any]:
@@ -807,11 +787,12 @@ class SoifWriter(DataSourceArrowWriter):
             written.add(final)
         self._sweep()
         if self.overwrite:
-            for name, is_file in self._out.list():
-                p = self._out.join(name)
-                if p in written or name.startswith(".soif-") or not is_file:
-                    continue
-                if _visible(name) or name == "_SUCCESS":
+            # The earlier files a read of the directory would read, by soif's path rules
+            # (Spark's variant); `_SUCCESS` is written again below.
+            listing = self._out.list()
+            for i in _soif.select_listing(None, listing, spark=True, recursive=False):
+                p = self._out.join(listing[i][0])
+                if p not in written:
                     self._out.remove(p)
         self._out.touch(self._out.join("_SUCCESS"))
 

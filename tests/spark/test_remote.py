@@ -143,6 +143,110 @@ def test_directories_hidden_names_recursion_and_globs(remote):
     assert names([remote.uri("tree/a.soif"), remote.uri("tree/sub/deeper/d.soif")]) == ["a.soif", "sub/deeper/d.soif"]
 
 
+def test_remote_listings_select_what_local_paths_do(remote, tmp_path):
+    """A remote tree gives the files the same tree on a local disk gives, for directories
+    and patterns (``*``, ``[…]``, ``**``, hidden and ``_`` names at each depth), recursive
+    or not: one set of path rules and one glob matcher (soif_sources::paths), applied to a
+    local walk and to a pyarrow.fs listing."""
+    keys = (
+        "a.soif",
+        "ab.soif",
+        "_SUCCESS",
+        ".part.tmp",
+        "a-b/x.soif",
+        "sub/c.soif",
+        "sub/_u.soif",
+        "sub/.v.soif",
+        "sub/_x/w.soif",
+        "sub/deeper/d.soif",
+        "sub/deeper/.hid/z.soif",
+        "_tmp/e.soif",
+        ".hid/f.soif",
+    )
+    for key in keys:
+        data = b"@FILE { http://same/%s\n}\n" % key.encode()
+        remote.put(f"same/{key}", data)
+        (tmp_path / key).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / key).write_bytes(data)
+
+    def local(pattern, recursive):
+        try:
+            return [os.path.relpath(f, tmp_path) for f in expand_paths([str(tmp_path / pattern)], recursive)]
+        except (FileNotFoundError, ValueError) as e:
+            return type(e)
+
+    def far(pattern, recursive):
+        try:
+            return [f.uri.split("/same/", 1)[1] for f in expand_paths([remote.uri(f"same/{pattern}")], recursive)]
+        except (FileNotFoundError, ValueError) as e:
+            return type(e)
+
+    patterns = [
+        "",
+        "sub",
+        "_tmp",
+        "*",
+        "*.soif",
+        "[ab]*.soif",
+        "[!a]*",
+        "_*",
+        ".*",
+        ".hid/*",
+        "sub/*",
+        "s*/*.soif",
+        "*/*",
+        "**",
+        "**/*.soif",
+        "**/*",
+        "**/d.soif",
+        "**/.hid/*",
+        "sub/**",
+        "*/**",
+        "**/**",
+        "nothing-*",
+        "[ab.soif",
+    ]
+    for recursive in (False, True):
+        for pattern in patterns:
+            assert far(pattern, recursive) == local(pattern, recursive), (pattern, recursive)
+    # The cases where listing rules once written apart disagreed: `**` matches
+    # directories only (`_SUCCESS` is no match), a `_` or `.` name is skipped in every
+    # matched directory, `*` matches a `_` name itself.
+    assert far("**", False) == [
+        "_tmp/e.soif",
+        "a-b/x.soif",
+        "a.soif",
+        "ab.soif",
+        "sub/_x/w.soif",
+        "sub/c.soif",
+        "sub/deeper/d.soif",
+    ]
+    assert far("*", False) == ["_SUCCESS", "_tmp/e.soif", "a-b/x.soif", "a.soif", "ab.soif", "sub/c.soif"]
+    assert far("", True) == ["a-b/x.soif", "a.soif", "ab.soif", "sub/c.soif", "sub/deeper/d.soif"]
+    assert far("[ab.soif", False) is ValueError
+
+
+def test_overwrite_keeps_what_a_read_skips(remote, monkeypatch):
+    """Overwrite removes the earlier files a read of the directory reads, by the path
+    rules: hidden and ``_`` names and subdirectories stay."""
+    from conftest import S3_ENV
+
+    for k, v in S3_ENV.items():
+        monkeypatch.setenv(k, v)
+    for key in ("old.soif", "_keep.soif", ".keep", "sub/old.soif", "_SUCCESS"):
+        remote.put(f"overwritten/{key}", b"@FILE { http://old/\n}\n")
+    w = SoifWriter({"path": remote.uri("overwritten")}, None, overwrite=True)
+    w.commit([w.write(batches("http://new/"))])
+    keys = remote.keys("overwritten")
+    assert [k for k in keys if "/part-" not in k] == [
+        "overwritten/.keep",
+        "overwritten/_SUCCESS",
+        "overwritten/_keep.soif",
+        "overwritten/sub/old.soif",
+    ]
+    assert remote.get("overwritten/_SUCCESS") == b""
+
+
 def remote_parts(s3, prefix):
     return [k for k in s3.keys(prefix) if os.path.basename(k).startswith("part-")]
 

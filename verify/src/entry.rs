@@ -126,6 +126,9 @@ impl Entry {
 /// `start..name_end`, the shown value at `name_end..end`.
 #[derive(Debug, Clone, Copy)]
 struct Span {
+    /// The name's first 8 bytes, big-endian (zero-padded): sorts as the name does, ties
+    /// aside.
+    order: u64,
     start: usize,
     name_end: usize,
     end: usize,
@@ -191,7 +194,11 @@ impl Builder {
         self.bytes.extend_from_slice(name);
         let name_end = self.bytes.len();
         self.bytes.extend_from_slice(&value[..shown_len(value)]);
+        let mut first = [0u8; 8];
+        let n = name.len().min(8);
+        first[..n].copy_from_slice(&name[..n]);
         self.attrs.push(Span {
+            order: u64::from_be_bytes(first),
             start,
             name_end,
             end: self.bytes.len(),
@@ -205,7 +212,9 @@ impl Builder {
         let bytes = &self.bytes;
         // Spans start in the order they were pushed: that order breaks ties.
         self.attrs.sort_unstable_by(|a, b| {
-            (&bytes[a.start..a.name_end], a.start).cmp(&(&bytes[b.start..b.name_end], b.start))
+            a.order.cmp(&b.order).then_with(|| {
+                (&bytes[a.start..a.name_end], a.start).cmp(&(&bytes[b.start..b.name_end], b.start))
+            })
         });
     }
 
@@ -416,6 +425,39 @@ mod tests {
         // The builder starts afresh.
         b.start("F".into(), "u".into(), None);
         assert!(built(&mut b).attrs.is_empty());
+    }
+
+    #[test]
+    fn attributes_sort_by_whole_name() {
+        let names: [&[u8]; 8] = [
+            b"Last-Modified",
+            b"Last-Modification-Time",
+            b"AB\0",
+            b"AB",
+            b"Author-2",
+            b"Author-1",
+            b"Author-10",
+            b"",
+        ];
+        let mut b = Builder::default();
+        b.start("F".into(), "u".into(), None);
+        for (i, name) in names.iter().enumerate() {
+            b.push(name, b't', i.to_string().as_bytes());
+        }
+        b.push(b"AB", b't', b"again");
+        let got: Vec<(Vec<u8>, Vec<u8>)> = built(&mut b)
+            .attrs
+            .iter()
+            .map(|a| (a.name.to_vec(), a.shown.to_vec()))
+            .collect();
+        let mut want: Vec<(Vec<u8>, Vec<u8>)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_vec(), i.to_string().into_bytes()))
+            .collect();
+        want.push((b"AB".to_vec(), b"again".to_vec()));
+        want.sort_by(|x, y| x.0.cmp(&y.0));
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -19,14 +19,15 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_util::codec::Decoder;
 
 /// Source → decoder: reads every input in turn and sends batches of records and
-/// rejections down `tx`. Returns the bytes read.
+/// rejections to the transform stage, dealt to `txs` in turn (the transform
+/// threads, see [`super::transform_stage`]). Returns the bytes read.
 pub(super) async fn decode_stage(
     opts: &EngineOptions,
     mut source: Box<dyn Source>,
-    tx: mpsc::Sender<Decoded>,
+    txs: Vec<mpsc::Sender<Decoded>>,
 ) -> (Result<(), Error>, u64) {
     let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES / PERMIT_BYTES));
-    let mut batch = Batcher::new(opts.batch_records, tx, budget, &opts.observer);
+    let mut batch = Batcher::new(opts.batch_records, txs, budget, &opts.observer);
     let result = async {
         while let Some(input) = source.next_input().await? {
             match input.data {
@@ -171,7 +172,9 @@ pub(super) struct Batcher<'a> {
     bytes: usize,
     max: usize,
     records: u64,
-    tx: mpsc::Sender<Decoded>,
+    /// Batch `n` goes to `txs[n % txs.len()]`.
+    txs: Vec<mpsc::Sender<Decoded>>,
+    next: usize,
     budget: Arc<Semaphore>,
     observer: &'a Option<Arc<dyn Observer>>,
 }
@@ -179,7 +182,7 @@ pub(super) struct Batcher<'a> {
 impl<'a> Batcher<'a> {
     fn new(
         max: usize,
-        tx: mpsc::Sender<Decoded>,
+        txs: Vec<mpsc::Sender<Decoded>>,
         budget: Arc<Semaphore>,
         observer: &'a Option<Arc<dyn Observer>>,
     ) -> Self {
@@ -188,7 +191,8 @@ impl<'a> Batcher<'a> {
             bytes: 0,
             max: max.max(1),
             records: 0,
-            tx,
+            txs,
+            next: 0,
             budget,
             observer,
         }
@@ -224,7 +228,11 @@ impl<'a> Batcher<'a> {
         let Ok(budget) = self.budget.clone().acquire_many_owned(share).await else {
             return false;
         };
-        let ok = self.tx.send(Decoded { items, budget }).await.is_ok();
+        let Some(tx) = self.txs.get(self.next % self.txs.len().max(1)) else {
+            return false;
+        };
+        self.next += 1;
+        let ok = tx.send(Decoded { items, budget }).await.is_ok();
         if let Some(o) = self.observer {
             o.progress(&Progress {
                 bytes: source.bytes_read(),

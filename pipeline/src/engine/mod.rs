@@ -3,13 +3,21 @@
 //!
 //! ```text
 //!  Source ──bytes──▶ decode (the calling task: SoifDecoder over each input)
-//!                      │  batches of records and rejections, channel of CHANNEL_BATCHES
+//!                      │  batches of records and rejections, dealt in turn to
+//!                      ▼  W bounded channels (W = 1 unless the chain can be copied)
+//!                    -t chain × W (a blocking thread each; one copy of the chain each)
+//!                      │  taken back in the same turn
 //!                      ▼
-//!                    transforms (blocking thread): counts, error policy, -t chain
+//!                    collector (a blocking thread): counts, error policy, in input order
 //!                      │  Arc'd batches, one bounded channel per sink (broadcast)
 //!                      ▼
 //!                    sink 1 … sink N (a blocking thread each)
 //! ```
+//!
+//! With W = 1 (a chain that needs the stream in order: `order`, `hits`, `dedupe`,
+//! `validate`; or [`EngineOptions::transform_threads`] 1) the chain runs on the
+//! collector's thread. How the copies keep the order, the counts and the error policy
+//! of one thread: `transform_stage.rs`.
 //!
 //! One file per stage: `decode.rs` (the decode stage and its batches), `transform_stage.rs`,
 //! `sink_stage.rs`; `run.rs` starts them and sums up their counts ([`Engine`]). What they
@@ -24,8 +32,9 @@
 //! budget for each batch and the last sink to drop the batch gives it back. A batch larger
 //! than the whole budget (one huge record) waits until it is alone in flight, so memory
 //! stays bounded by the budget or the largest record, whichever is larger.
-//! Decoding and encoding run on different threads, so they overlap on two cores; each
-//! stage handles records in order, so the output order is the input order.
+//! Decoding, the transform chain and encoding run on different threads, so they overlap
+//! on two cores; each stage hands records on in order, so the output order is the input
+//! order.
 //!
 //! ```
 //! use soif_pipeline::engine::{Engine, EngineOptions};
@@ -70,7 +79,7 @@ mod transform_stage;
 
 pub use options::{
     EngineOptions, Observer, BATCH_BYTES, CHANNEL_BATCHES, IN_FLIGHT_BYTES, READ_CAPACITY,
-    READ_SPARE,
+    READ_SPARE, TRANSFORM_THREADS_VAR,
 };
 pub use policy::rejection_of;
 pub use run::Engine;

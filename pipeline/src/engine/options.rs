@@ -43,7 +43,31 @@ pub struct EngineOptions {
     pub decoder: DecoderOptions,
     /// Records per batch between stages.
     pub batch_records: usize,
+    /// Threads that run the transform chain when every transform in it handles each
+    /// record on its own ([`crate::Transform::fork`]); a chain that needs the stream in
+    /// order runs on one. `0` (the default): the environment variable
+    /// [`TRANSFORM_THREADS_VAR`] when it holds a number from 1, else as many as the
+    /// machine has cores ([`std::thread::available_parallelism`]).
+    pub transform_threads: usize,
     pub observer: Option<Arc<dyn Observer>>,
+}
+
+/// The environment variable that sets [`EngineOptions::transform_threads`] when it is 0
+/// (docs/performance.md#the-transform-stage).
+pub const TRANSFORM_THREADS_VAR: &str = "SOIF_TRANSFORM_THREADS";
+
+impl EngineOptions {
+    /// [`EngineOptions::transform_threads`] as the run uses it: at least 1.
+    pub fn transform_threads(&self) -> usize {
+        if self.transform_threads > 0 {
+            return self.transform_threads;
+        }
+        std::env::var(TRANSFORM_THREADS_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
 }
 
 impl Default for EngineOptions {
@@ -52,6 +76,7 @@ impl Default for EngineOptions {
             policy: ErrorPolicy::Fail,
             decoder: DecoderOptions::default(),
             batch_records: 256,
+            transform_threads: 0,
             observer: None,
         }
     }
@@ -63,6 +88,7 @@ impl fmt::Debug for EngineOptions {
             .field("policy", &self.policy)
             .field("decoder", &self.decoder)
             .field("batch_records", &self.batch_records)
+            .field("transform_threads", &self.transform_threads)
             .finish_non_exhaustive()
     }
 }

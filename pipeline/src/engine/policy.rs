@@ -59,7 +59,7 @@ pub fn rejection_of(record: &Record, reason: &str) -> Rejection {
 
 /// State shared by the stages: the error policy and its counts.
 pub(super) struct Shared {
-    policy: ErrorPolicy,
+    pub(super) policy: ErrorPolicy,
     observer: Option<Arc<dyn Observer>>,
     rejects: Mutex<Rejects>,
     /// Locked only while `rejects` is held (one lock order, no deadlock).

@@ -6,7 +6,7 @@ use super::options::{EngineOptions, CHANNEL_BATCHES};
 use super::policy::Shared;
 use super::sink_stage::sink_stage;
 use super::summary::Summary;
-use super::transform_stage::{transform_stage, Counts};
+use super::transform_stage::{self, transform_stage, Counts};
 use crate::source::Source;
 use crate::{Error, Sink, Transform};
 use std::sync::Arc;
@@ -73,20 +73,25 @@ impl Engine {
             }));
         }
 
-        // Transforms: one blocking thread.
-        let (decoded_tx, decoded_rx) = mpsc::channel::<Decoded>(CHANNEL_BATCHES);
+        // Transforms: one blocking thread, and one more per copy of the chain beyond the
+        // first (see `transform_stage`); one bounded channel per copy.
+        let chains = transform_stage::copies(transforms, self.opts.transform_threads());
+        let capacity = transform_stage::channel_batches(chains.len());
+        let (decoded_txs, decoded_rxs): (Vec<_>, Vec<_>) = chains
+            .iter()
+            .map(|_| mpsc::channel::<Decoded>(capacity))
+            .unzip();
         let transform_task = {
             let shared = shared.clone();
             tokio::task::spawn_blocking(move || {
                 let mut counts = Counts::default();
-                let result =
-                    transform_stage(transforms, decoded_rx, sink_txs, &shared, &mut counts);
+                let result = transform_stage(chains, decoded_rxs, sink_txs, &shared, &mut counts);
                 Ok((counts, result))
             })
         };
 
         // Decoding, here in the calling task.
-        let (decoded, bytes) = decode_stage(&self.opts, source, decoded_tx).await;
+        let (decoded, bytes) = decode_stage(&self.opts, source, decoded_txs).await;
 
         let (counts, transformed) = match join(transform_task).await {
             Ok(pair) => pair,

@@ -81,7 +81,12 @@ pub(super) struct Tally {
 
 impl PerInput {
     pub(super) fn tally(&mut self, position: Option<&soif_codecs::Position>) -> Option<&mut Tally> {
-        let name = position?.input.as_ref()?;
+        self.tally_of(position?.input.as_ref())
+    }
+
+    /// The tally of the input named `name`.
+    pub(super) fn tally_of(&mut self, name: Option<&Arc<str>>) -> Option<&mut Tally> {
+        let name = name?;
         let i = match &self.last {
             Some((last, i)) if Arc::ptr_eq(last, name) || **last == **name => *i,
             _ => {

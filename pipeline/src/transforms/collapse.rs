@@ -1,7 +1,7 @@
 //! `collapse` and `expand`: the transforms over the rules of
 //! [`soif_codecs::rules::collapse`] (between SOIF's flat names and lists / nested parts).
 
-use crate::{Emit, Error, Transform};
+use crate::{Emit, Error, FirstNoted, Transform};
 use soif_codecs::rules::collapse::{collapse_record, expand, number_repeats};
 use soif_codecs::Record;
 
@@ -12,7 +12,7 @@ use soif_codecs::Record;
 #[derive(Debug, Default)]
 pub struct Collapse {
     not_canonical: u64,
-    example: Option<String>,
+    example: FirstNoted,
 }
 
 impl Transform for Collapse {
@@ -25,12 +25,7 @@ impl Transform for Collapse {
         let (record, canonical) = collapse_record(record);
         if flat && !canonical {
             self.not_canonical += 1;
-            if self.example.is_none() {
-                self.example = Some(match &record.position {
-                    Some(p) => p.to_string(),
-                    None => record.url_str().into_owned(),
-                });
-            }
+            self.example.note_where(&record);
         }
         out.emit(record)
     }
@@ -42,10 +37,21 @@ impl Transform for Collapse {
                  names repeated or apart, or a plain name beside numbered ones; expand \
                  writes them renumbered from 1 (first: {})",
                 self.not_canonical,
-                self.example.as_deref().unwrap_or("-")
+                self.example.text().unwrap_or("-")
             ));
         }
         Ok(())
+    }
+
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::<Collapse>::default())
+    }
+
+    fn join(&mut self, fork: Box<dyn Transform>) {
+        if let Ok(fork) = (fork as Box<dyn std::any::Any>).downcast::<Collapse>() {
+            self.not_canonical += fork.not_canonical;
+            self.example.join(fork.example);
+        }
     }
 }
 
@@ -63,5 +69,9 @@ impl Transform for Expand {
             return out.emit(number_repeats(record));
         }
         out.emit(expand(&record))
+    }
+
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::new(Expand))
     }
 }

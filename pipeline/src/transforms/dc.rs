@@ -3,7 +3,7 @@
 //! [`soif_codecs::rules::dc`] (read it for the rules).
 
 use super::files::Files;
-use crate::{Emit, Error, Transform};
+use crate::{Emit, Error, FirstNoted, Transform};
 use soif_codecs::rules::dc::Crosswalk;
 use soif_codecs::Record;
 use std::path::Path;
@@ -15,7 +15,7 @@ const MAX_MAPPING_FILE: u64 = 16 << 20;
 pub struct Dc {
     table: Crosswalk,
     unconverted: u64,
-    example: Option<String>,
+    example: FirstNoted,
 }
 
 impl Dc {
@@ -35,7 +35,7 @@ impl Dc {
         Ok(Dc {
             table,
             unconverted: 0,
-            example: None,
+            example: FirstNoted::default(),
         })
     }
 }
@@ -49,13 +49,13 @@ impl Transform for Dc {
         let (mapped, notes) = self.table.apply(&record);
         if let Some(n) = notes.first() {
             self.unconverted += notes.len() as u64;
-            if self.example.is_none() {
+            self.example.note(&record, |record| {
                 let at = match &record.position {
                     Some(p) => p.to_string(),
                     None => record.url_str().into_owned(),
                 };
-                self.example = Some(format!("{} `{}` at {at}: {}", n.element, n.value, n.reason));
-            }
+                format!("{} `{}` at {at}: {}", n.element, n.value, n.reason)
+            });
         }
         out.emit(mapped)
     }
@@ -65,10 +65,25 @@ impl Transform for Dc {
             out.warn(format!(
                 "dc: {} value(s) could not be converted and were kept as they were (first: {})",
                 self.unconverted,
-                self.example.as_deref().unwrap_or("-")
+                self.example.text().unwrap_or("-")
             ));
         }
         Ok(())
+    }
+
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::new(Dc {
+            table: self.table.clone(),
+            unconverted: 0,
+            example: FirstNoted::default(),
+        }))
+    }
+
+    fn join(&mut self, fork: Box<dyn Transform>) {
+        if let Ok(fork) = (fork as Box<dyn std::any::Any>).downcast::<Dc>() {
+            self.unconverted += fork.unconverted;
+            self.example.join(fork.example);
+        }
     }
 }
 

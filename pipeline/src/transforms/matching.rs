@@ -17,6 +17,7 @@ use soif_codecs::rules::names::{ascii_lower, attribute_matches, is_url};
 use soif_codecs::Record;
 
 /// The `match` transform.
+#[derive(Clone)]
 pub struct Match {
     attribute: Vec<u8>,
     /// The lower-cased value to look for.
@@ -84,6 +85,9 @@ impl Transform for Match {
             out.emit(record)?;
         }
         Ok(())
+    }
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::new(self.clone()))
     }
 }
 

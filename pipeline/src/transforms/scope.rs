@@ -14,7 +14,7 @@
 //! be modified since DATE and is left out; how many were, and one example, is reported
 //! as a warning at the end so that nothing disappears silently.
 
-use crate::{Emit, Error, Transform};
+use crate::{Emit, Error, FirstNoted, Transform};
 use soif_codecs::rules::dates::{self, When};
 use soif_codecs::rules::modified::{modified, Undated, DATE_ATTRIBUTES};
 use soif_codecs::Record;
@@ -25,7 +25,7 @@ pub struct Since {
     since: When,
     undated: u64,
     unreadable: u64,
-    example: Option<String>,
+    example: FirstNoted,
 }
 
 impl Since {
@@ -47,7 +47,7 @@ impl Since {
             since,
             undated: 0,
             unreadable: 0,
-            example: None,
+            example: FirstNoted::default(),
         }
     }
 }
@@ -66,12 +66,7 @@ impl Transform for Since {
                     Undated::Unreadable => self.unreadable += 1,
                     Undated::Missing => self.undated += 1,
                 }
-                if self.example.is_none() {
-                    self.example = Some(match &record.position {
-                        Some(p) => p.to_string(),
-                        None => record.url_str().into_owned(),
-                    });
-                }
+                self.example.note_where(&record);
                 Ok(())
             }
         }
@@ -85,10 +80,22 @@ impl Transform for Since {
                 self.undated,
                 DATE_ATTRIBUTES.join(" / "),
                 self.unreadable,
-                self.example.as_deref().unwrap_or("-"),
+                self.example.text().unwrap_or("-"),
             ));
         }
         Ok(())
+    }
+
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::new(Since::new(self.since)))
+    }
+
+    fn join(&mut self, fork: Box<dyn Transform>) {
+        if let Ok(fork) = (fork as Box<dyn std::any::Any>).downcast::<Since>() {
+            self.undated += fork.undated;
+            self.unreadable += fork.unreadable;
+            self.example.join(fork.example);
+        }
     }
 }
 

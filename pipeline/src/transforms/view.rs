@@ -31,7 +31,7 @@ fn list(arg: &str) -> impl Iterator<Item = &str> {
 // --- select ------------------------------------------------------------------------------
 
 /// The `select` transform (View-Attributes).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Select {
     attributes: Vec<Vec<u8>>,
     keep_url: bool,
@@ -94,6 +94,9 @@ impl Transform for Select {
 
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
         out.emit(self.select(record))
+    }
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        Some(Box::new(self.clone()))
     }
 }
 

@@ -23,12 +23,12 @@
 //! their number at the last), so a record the program does not touch passes through
 //! unchanged.
 
-use super::value::key;
+use super::value::{key, TOP};
 use bytes::Bytes;
 use soif_codecs::rules::names;
 use soif_codecs::{Action, Attribute, Record, Value as SoifValue};
 use std::fmt;
-use vrl::value::{ObjectMap, Value};
+use vrl::value::{KeyString, ObjectMap, Value};
 
 /// Why a result cannot be a record: where (a VRL path) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +81,11 @@ fn field(name: &str) -> String {
 /// is the record the program was given: its attributes' order and repeated names guide
 /// the result's (see the module doc); position, original bytes and repairs are the
 /// caller's to copy.
-pub fn records(result: Value, input: &Record, out: &mut Vec<Record>) -> Result<(), Fault> {
+///
+/// The values are taken out of `result`, its keys left (with null values) for
+/// [`super::value::Events::recycle`]: under `.attributes`, only the names of `input`
+/// the result kept.
+pub fn records(result: &mut Value, input: &Record, out: &mut Vec<Record>) -> Result<(), Fault> {
     match result {
         Value::Object(map) => {
             out.push(record(map, input)?);
@@ -89,14 +93,14 @@ pub fn records(result: Value, input: &Record, out: &mut Vec<Record>) -> Result<(
         }
         Value::Array(items) => {
             let n = items.len();
-            for (i, item) in items.into_iter().enumerate() {
+            for (i, item) in items.iter_mut().enumerate() {
                 let map = match item {
                     Value::Object(map) => map,
                     other => {
                         return Err(Fault::new(format!(
                         "item {} of {n} of the program's result is {}, not a record (an object)",
                         i + 1,
-                        kind_name(&other)
+                        kind_name(other)
                     )))
                     }
                 };
@@ -106,14 +110,21 @@ pub fn records(result: Value, input: &Record, out: &mut Vec<Record>) -> Result<(
         }
         other => Err(Fault::new(format!(
             "the program's result is {}, not a record (an object) or an array of records",
-            kind_name(&other)
+            kind_name(other)
         ))),
     }
 }
 
-fn record(mut map: ObjectMap, input: &Record) -> Result<Record, Fault> {
-    let template = match map.remove("template") {
-        None | Some(Value::Null) => {
+/// The value of `name` taken out of `map` (its key left); `None` when absent or null.
+fn take(map: &mut ObjectMap, name: &str) -> Option<Value> {
+    map.get_mut(name)
+        .map(|v| std::mem::replace(v, Value::Null))
+        .filter(|v| !v.is_null())
+}
+
+fn record(map: &mut ObjectMap, input: &Record) -> Result<Record, Fault> {
+    let template = match take(map, "template") {
+        None => {
             return Err(Fault::new(
                 "no .template: a record needs a template name (such as \"FILE\")",
             ))
@@ -126,8 +137,8 @@ fn record(mut map: ObjectMap, input: &Record) -> Result<Record, Fault> {
             t
         }
     };
-    let url = match map.remove("url") {
-        None | Some(Value::Null) => Bytes::from_static(b"-"),
+    let url = match take(map, "url") {
+        None => Bytes::from_static(b"-"),
         Some(v @ (Value::Bytes(_) | Value::String(_))) => {
             let u = text(v).map_err(|f| f.at(".url".into()))?;
             if u.is_empty() {
@@ -144,8 +155,8 @@ fn record(mut map: ObjectMap, input: &Record) -> Result<Record, Fault> {
             )
         }
     };
-    let action = match map.remove("action") {
-        None | Some(Value::Null) => None,
+    let action = match take(map, "action") {
+        None => None,
         Some(v) => {
             let t = text(v).map_err(|f| f.at(".action".into()))?;
             let parsed = std::str::from_utf8(&t).ok().and_then(Action::parse);
@@ -161,23 +172,23 @@ fn record(mut map: ObjectMap, input: &Record) -> Result<Record, Fault> {
             }
         }
     };
-    let attributes = match map.remove("attributes") {
+    let attributes = match map.get_mut("attributes") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Object(attrs)) => {
             attributes(attrs, &input.attributes).map_err(|f| f.at(".attributes".into()))?
         }
         Some(other) => {
             return Err(
-                Fault::new(format!("is {}, not an object", kind_name(&other)))
+                Fault::new(format!("is {}, not an object", kind_name(other)))
                     .at(".attributes".into()),
             )
         }
     };
-    if let Some((k, _)) = map.into_iter().next() {
+    if let Some(k) = map.keys().find(|k| !TOP.contains(&k.as_str())) {
         return Err(Fault::new(
             "a record has only .template, .url, .action and .attributes (attributes go under .attributes)",
         )
-        .at(field(&k)));
+        .at(field(k)));
     }
     Ok(Record {
         template,
@@ -191,53 +202,93 @@ fn record(mut map: ObjectMap, input: &Record) -> Result<Record, Fault> {
 }
 
 /// An object's entries as attributes: `hint`'s names first, in `hint`'s order, then
-/// the rest in key order.
-fn attributes(mut map: ObjectMap, hint: &[Attribute]) -> Result<Vec<Attribute>, Fault> {
+/// the rest in key order. The values are taken out of `map`; the names of `hint` stay
+/// (with null values), the others are removed.
+fn attributes(map: &mut ObjectMap, hint: &[Attribute]) -> Result<Vec<Attribute>, Fault> {
     let mut out = Vec::with_capacity(map.len());
     // The values still to place of a name the input repeated (see `repeat`).
     let mut pending: Vec<(Bytes, std::vec::IntoIter<Value>)> = Vec::new();
+    // How many of the map's values were taken (each leaves a null).
+    let mut taken = 0;
     for (i, h) in hint.iter().enumerate() {
-        let removed = match std::str::from_utf8(&h.name) {
-            Ok(name) => map.remove_entry(name),
-            Err(_) => map.remove_entry(key(&h.name).as_str()),
+        let latin1;
+        let name = match std::str::from_utf8(&h.name) {
+            Ok(name) => name,
+            Err(_) => {
+                latin1 = key(&h.name);
+                latin1.as_str()
+            }
         };
         let later = || hint[i + 1..].iter().any(|l| l.name == h.name);
-        let Some((k, v)) = removed else {
+        // A null is the value of an earlier occurrence, taken, or the program's (a
+        // fault, below).
+        let found = match map.get_mut(name) {
+            Some(v) if !v.is_null() || !hint[..i].iter().any(|e| e.name == h.name) => {
+                taken += 1;
+                Some(std::mem::replace(v, Value::Null))
+            }
+            _ => None,
+        };
+        let Some(v) = found else {
             // A later occurrence of a repeated name: its next value (all that are left
             // at the last one).
             if let Some((_, rest)) = pending.iter_mut().find(|(n, _)| *n == h.name) {
                 let take = if later() { 1 } else { usize::MAX };
                 for item in rest.by_ref().take(take) {
-                    out.push(repeat(&h.name, item).map_err(|f| f.at(field(&h.name_str())))?);
+                    out.push(repeat(&h.name, item).map_err(|f| f.at(field(name)))?);
                 }
             }
             continue;
         };
         match v {
-            Value::Array(items) if later() && items.iter().all(is_plain) => {
+            Value::Array(items) if items.iter().all(is_plain) && later() => {
                 let mut items = items.into_iter();
                 if let Some(first) = items.next() {
-                    out.push(repeat(&h.name, first).map_err(|f| f.at(field(&k)))?);
+                    out.push(repeat(&h.name, first).map_err(|f| f.at(field(name)))?);
                 }
                 pending.push((h.name.clone(), items));
             }
             v => out.push(Attribute {
                 name: h.name.clone(),
-                value: value(v, Some(&h.value)).map_err(|f| f.at(field(&k)))?,
+                value: value(v, Some(&h.value)).map_err(|f| f.at(field(name)))?,
             }),
         }
     }
-    for (k, v) in map {
-        if let Some(why) = names::name_fault(k.as_bytes()) {
-            return Err(Fault::new(why).at(field(&k)));
+    // The rest: the names the program added, in key order. A null among them is the
+    // program's (there are more nulls than values taken): find the first fault as the
+    // entries come.
+    if map.values().filter(|v| v.is_null()).count() > taken {
+        let hinted = |k: &str| hint.iter().any(|h| key(&h.name).as_str() == k);
+        for (k, v) in map.iter_mut() {
+            if v.is_null() && hinted(k) {
+                continue;
+            }
+            added(k.clone(), std::mem::replace(v, Value::Null))?;
         }
-        let value = value(v, None).map_err(|f| f.at(field(&k)))?;
-        out.push(Attribute {
-            name: Bytes::from(String::from(k)),
-            value,
-        });
+    }
+    if taken == 0 {
+        // No key to keep: the map is consumed whole, the cheaper way.
+        for (k, v) in std::mem::take(map) {
+            out.push(added(k, v)?);
+        }
+    } else {
+        for (k, v) in map.extract_if(.., |_, v| !v.is_null()) {
+            out.push(added(k, v)?);
+        }
     }
     Ok(out)
+}
+
+/// An attribute the program added: its name checked.
+fn added(k: KeyString, v: Value) -> Result<Attribute, Fault> {
+    if let Some(why) = names::name_fault(k.as_bytes()) {
+        return Err(Fault::new(why).at(field(&k)));
+    }
+    let value = value(v, None).map_err(|f| f.at(field(&k)))?;
+    Ok(Attribute {
+        name: Bytes::from(String::from(k)),
+        value,
+    })
 }
 
 /// One occurrence of a name the input repeated: the program left the name an array of
@@ -264,12 +315,12 @@ fn value(v: Value, hint: Option<&SoifValue>) -> Result<SoifValue, Fault> {
                 .collect::<Result<Vec<_>, _>>()
                 .map(SoifValue::List)
         }
-        Value::Object(map) => {
+        Value::Object(mut map) => {
             let hints = match hint {
                 Some(SoifValue::Object(h)) => h.as_slice(),
                 _ => &[],
             };
-            attributes(map, hints).map(SoifValue::Object)
+            attributes(&mut map, hints).map(SoifValue::Object)
         }
         other => plain(other).map(SoifValue::Bytes),
     }
@@ -336,9 +387,9 @@ mod tests {
     use super::*;
     use chrono::TimeZone as _;
 
-    fn one(result: Value, input: &Record) -> Result<Record, Fault> {
+    fn one(mut result: Value, input: &Record) -> Result<Record, Fault> {
         let mut out = Vec::new();
-        records(result, input, &mut out)?;
+        records(&mut result, input, &mut out)?;
         assert_eq!(out.len(), 1);
         Ok(out.remove(0))
     }
@@ -451,12 +502,15 @@ mod tests {
         let mut b = event(&input);
         b.insert(vrl::path!("url"), Value::from("u2"));
         let mut out = Vec::new();
-        assert_eq!(records(Value::Array(vec![a, b]), &input, &mut out), Ok(()));
+        assert_eq!(
+            records(&mut Value::Array(vec![a, b]), &input, &mut out),
+            Ok(())
+        );
         let urls: Vec<_> = out.iter().map(|r| r.url_str().into_owned()).collect();
         assert_eq!(urls, ["u1", "u2"]);
         let mut out = Vec::new();
         let err = records(
-            Value::Array(vec![event(&input), Value::Integer(2)]),
+            &mut Value::Array(vec![event(&input), Value::Integer(2)]),
             &input,
             &mut out,
         );

@@ -74,6 +74,14 @@ pub struct Remap {
     warnings: Option<String>,
     /// The records of one result (reused).
     results: Vec<Record>,
+    /// The tables the program was compiled with, for the copies ([`Transform::fork`]).
+    tables: Tables,
+    /// A copy compiles the program again, on its own thread when its first record
+    /// arrives: copies that shared one program would share its values (literals), whose
+    /// reference counts would then bounce between cores on every record.
+    compile_again: bool,
+    /// Makes each record's event, reusing the keys of the last.
+    events: value::Events,
 }
 
 impl Remap {
@@ -98,6 +106,7 @@ impl Remap {
             Arc::new(program),
             Arc::from(source),
             Arc::from(origin),
+            tables.clone(),
             warnings,
         ))
     }
@@ -106,6 +115,7 @@ impl Remap {
         program: Arc<Program>,
         source: Arc<str>,
         origin: Arc<str>,
+        tables: Tables,
         warnings: Option<String>,
     ) -> Remap {
         let reads_metadata = program
@@ -123,6 +133,9 @@ impl Remap {
             reads_metadata,
             warnings,
             results: Vec::new(),
+            tables,
+            compile_again: false,
+            events: value::Events::default(),
         }
     }
 }
@@ -249,7 +262,28 @@ impl Transform for Remap {
         "remap"
     }
 
+    /// The same program with a runtime of its own, compiled again on the copy's thread
+    /// (see `compile_again`); the compiler's warnings stay with the original.
+    fn fork(&self) -> Option<Box<dyn Transform>> {
+        let mut copy = Remap::with_program(
+            self.program.clone(),
+            self.source.clone(),
+            self.origin.clone(),
+            self.tables.clone(),
+            None,
+        );
+        copy.compile_again = true;
+        Some(Box::new(copy))
+    }
+
     fn apply(&mut self, record: Record, out: &mut dyn Emit) -> Result<(), Error> {
+        if std::mem::take(&mut self.compile_again) {
+            // It compiled once already: the same program again (or, should that fail,
+            // the shared one).
+            if let Ok((program, _)) = compile(&self.source, &self.origin, &self.tables) {
+                self.program = Arc::new(program);
+            }
+        }
         if let Some(w) = self.warnings.take() {
             out.warn(format!("remap: the program compiled with warnings:\n{w}"));
         }
@@ -259,7 +293,7 @@ impl Transform for Remap {
             Value::Object(ObjectMap::new())
         };
         let mut target = TargetValue {
-            value: value::event(&record),
+            value: self.events.event(&record),
             metadata,
             secrets: Secrets::default(),
         };
@@ -280,7 +314,9 @@ impl Transform for Remap {
             }
         }
         self.results.clear();
-        if let Err(fault) = check::records(target.value, &record, &mut self.results) {
+        let checked = check::records(&mut target.value, &record, &mut self.results);
+        self.events.recycle(target.value);
+        if let Err(fault) = checked {
             return out.reject(
                 record,
                 format!("remap: the result is not a record: {fault}"),
@@ -444,6 +480,61 @@ mod tests {
         assert!(out.records.is_empty() && out.rejected.is_empty());
         let out = run(".", vec![positioned("u", 1)]);
         assert_eq!(out.records[0], positioned("u", 1));
+    }
+
+    #[test]
+    fn keys_reused_from_record_to_record_change_no_result() {
+        // Records whose names come and go, repeat, or are not UTF-8, through one
+        // transform (keys reused) and through a new one for each record.
+        let records = || {
+            vec![
+                Record::new("FILE", "1").with("A", "a").with("B", "b"),
+                Record::new("FILE", "2").with("B", "b2").with("C", "c"),
+                Record::new("FILE", "3")
+                    .with("K", "1")
+                    .with("A", "a3")
+                    .with("K", "2"),
+                Record::new("FILE", "4").with("K", "x").with("B", ""),
+                Record::new("FILE", "5")
+                    .with("A", "a5")
+                    .with("K", "3")
+                    .with("K", "4")
+                    .with("K", "5"),
+                Record::new("FILE", "6"),
+                Record {
+                    attributes: vec![soif_codecs::Attribute::new(
+                        Bytes::from_static(b"Ann\xe9e"),
+                        "1994",
+                    )],
+                    ..Record::new("FILE", "7")
+                },
+                Record::new("FILE", "8").with("A", "a8").with("B", "b8"),
+            ]
+        };
+        for program in [
+            ".",
+            "del(.attributes.A)",
+            ".attributes.New = 1",
+            ".attributes.K = [\"k\"]",
+            "if .url == \"4\" { .attributes.New = null }",
+            "if .url == \"2\" { .attributes.A = null }",
+            ".attributes = {\"only\": .url}",
+            "if .url == \"5\" { . = [., .] }",
+        ] {
+            let mut one = remap(program);
+            let together = match Collect::run(&mut one, records()) {
+                Ok(c) => c,
+                Err(e) => panic!("{e}"),
+            };
+            let mut apart = Collect::default();
+            for r in records() {
+                let c = run(program, vec![r]);
+                apart.records.extend(c.records);
+                apart.rejected.extend(c.rejected);
+            }
+            assert_eq!(together.records, apart.records, "{program}");
+            assert_eq!(together.rejected, apart.rejected, "{program}");
+        }
     }
 
     #[test]

@@ -32,45 +32,120 @@ use vrl::value::{KeyString, Kind, ObjectMap, Value};
 
 /// The record as the program's event (`.`).
 pub fn event(record: &Record) -> Value {
-    let mut map = ObjectMap::new();
-    map.insert("template".into(), Value::Bytes(record.template.clone()));
-    map.insert("url".into(), Value::Bytes(record.url.clone()));
-    if let Some(action) = record.action {
-        map.insert("action".into(), Value::from(action.as_str()));
+    Events::default().event(record)
+}
+
+/// The top-level names of an event.
+pub const TOP: [&str; 4] = ["action", "attributes", "template", "url"];
+
+/// Makes events, reusing the keys of the one before: the records of an input mostly
+/// share their attribute names, so a name the last event had (and the program kept,
+/// see [`super::check`]) costs no allocation.
+#[derive(Debug, Default)]
+pub struct Events {
+    /// The top level of the last event, every value null.
+    top: ObjectMap,
+    /// Its `.attributes` as [`super::check`] left them: the names the program kept,
+    /// every value null.
+    attributes: ObjectMap,
+}
+
+impl Events {
+    /// The record as the program's event (`.`).
+    pub fn event(&mut self, record: &Record) -> Value {
+        let mut top = std::mem::take(&mut self.top);
+        let mut attributes = std::mem::take(&mut self.attributes);
+        fill(&mut attributes, &record.attributes);
+        set(&mut top, "template", Value::Bytes(record.template.clone()));
+        set(&mut top, "url", Value::Bytes(record.url.clone()));
+        match record.action {
+            Some(action) => set(&mut top, "action", Value::from(action.as_str())),
+            None => {
+                top.remove("action");
+            }
+        }
+        set(&mut top, "attributes", Value::Object(attributes));
+        Value::Object(top)
     }
-    map.insert(
-        "attributes".into(),
-        Value::Object(object(&record.attributes)),
-    );
-    Value::Object(map)
+
+    /// Takes back an event after [`super::check`]: its keys are kept for the next one
+    /// (any value left is dropped).
+    pub fn recycle(&mut self, event: Value) {
+        let Value::Object(mut top) = event else {
+            return;
+        };
+        if let Some(Value::Object(mut attributes)) = top
+            .get_mut("attributes")
+            .map(|v| std::mem::replace(v, Value::Null))
+        {
+            attributes.values_mut().for_each(|v| *v = Value::Null);
+            self.attributes = attributes;
+        }
+        top.retain(|k, _| TOP.contains(&k.as_str()));
+        top.values_mut().for_each(|v| *v = Value::Null);
+        self.top = top;
+    }
+}
+
+/// Sets `name` in `map`, reusing its key when there.
+fn set(map: &mut ObjectMap, name: &str, value: Value) {
+    match map.get_mut(name) {
+        Some(slot) => *slot = value,
+        None => {
+            map.insert(name.into(), value);
+        }
+    }
 }
 
 /// Attributes as an object: a repeated name becomes one array at its first occurrence.
 pub fn object(attributes: &[Attribute]) -> ObjectMap {
     let mut map = ObjectMap::new();
+    fill(&mut map, attributes);
+    map
+}
+
+/// [`object`] into `map`, whose values are all null: its keys are reused, those the
+/// attributes do not name removed.
+fn fill(map: &mut ObjectMap, attributes: &[Attribute]) {
+    // Looking a name up before adding it pays only when there are keys to reuse.
+    let reuse = !map.is_empty();
     // Names seen more than once so far: their entry is the array of every value.
-    let mut repeated: Vec<KeyString> = Vec::new();
+    let mut repeated: Vec<&[u8]> = Vec::new();
     for attr in attributes {
         let value = value(&attr.value);
-        // One search per attribute: the entry is found (or made) once.
-        match map.entry(key(&attr.name)) {
-            Entry::Vacant(slot) => {
-                slot.insert(value);
+        let latin1;
+        let name = match std::str::from_utf8(&attr.name) {
+            Ok(name) => name,
+            Err(_) => {
+                latin1 = key(&attr.name);
+                latin1.as_str()
             }
-            Entry::Occupied(mut slot) => {
-                if repeated.contains(slot.key()) {
-                    if let Value::Array(items) = slot.get_mut() {
-                        items.push(value);
-                    }
-                } else {
-                    repeated.push(slot.key().clone());
-                    let first = std::mem::replace(slot.get_mut(), Value::Null);
-                    *slot.get_mut() = Value::Array(vec![first, value]);
+        };
+        let slot = match reuse.then(|| map.get_mut(name)).flatten() {
+            Some(slot) => slot,
+            None => match map.entry(name.into()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                    continue;
                 }
+                Entry::Occupied(slot) => slot.into_mut(),
+            },
+        };
+        if slot.is_null() {
+            *slot = value;
+        } else if repeated.contains(&&attr.name[..]) {
+            if let Value::Array(items) = slot {
+                items.push(value);
             }
+        } else {
+            repeated.push(&attr.name);
+            let first = std::mem::replace(slot, Value::Null);
+            *slot = Value::Array(vec![first, value]);
         }
     }
-    map
+    if reuse {
+        map.retain(|_, v| !v.is_null());
+    }
 }
 
 /// A value: bytes as they are (shared), lists as arrays, parts as objects.
