@@ -566,6 +566,25 @@ impl Sender {
     }
 }
 
+/// What the sink keeps of a record until its batch is answered, to hand it back if the
+/// endpoint refuses it: what a rejection reports and quarantines (its template, URL,
+/// envelope, position and original bytes), without its attributes when it has its
+/// original bytes (they are slices of those bytes, but their list is not).
+fn kept(record: &Record) -> Record {
+    match &record.raw {
+        Some(raw) => Record {
+            template: record.template.clone(),
+            url: record.url.clone(),
+            attributes: Vec::new(),
+            action: record.action,
+            position: record.position.clone(),
+            raw: Some(raw.clone()),
+            repairs: Vec::new(),
+        },
+        None => record.clone(),
+    }
+}
+
 /// Whether a refusal with this status is about what the request holds, so that part of
 /// it may be taken: `400 Bad Request` (an update or N-Quads the store will not take),
 /// `413 Content Too Large`, `422 Unprocessable Content`. Any other (a redirect, `401`,
@@ -645,7 +664,7 @@ impl Sink for SparqlSink {
             written.map_err(|e| SinkError::Fatal(Error::io("sparql: writing triples", e)))?;
         }
         self.batch.add(&graph, deleted, &self.triples);
-        self.pending.push(record.clone());
+        self.pending.push(kept(record));
         if self.batch.len() >= self.batch_size || self.batch.bytes() >= self.max_bytes {
             self.flush()?;
         }
@@ -680,6 +699,7 @@ impl Sink for SparqlSink {
 mod tests {
     use super::*;
     use reqwest::StatusCode;
+    use soif_pipeline::engine::rejection_of;
 
     fn text(batch: Batch) -> String {
         String::from_utf8(batch.seal().update()).unwrap()
@@ -885,6 +905,26 @@ mod tests {
         assert!(e.contains("giving up after 7 attempts"), "{e}");
         assert!(e.ends_with("(0 records stored before this)"), "{e}");
         assert_eq!(sink.sent(), 0);
+    }
+
+    #[test]
+    fn a_record_kept_for_its_reply_is_rejected_as_the_record_itself() {
+        let input = b"@FILE { http://h/a\nTitle{1}:\tA\nAuthor{1}:\tB\n}\n";
+        let decoded = soif_codecs::soif::decode_all(input, Default::default());
+        let record = decoded[0].as_ref().unwrap();
+        let slim = kept(record);
+        assert!(slim.raw.is_some() && slim.attributes.is_empty());
+        let (a, b) = (
+            rejection_of(record, "refused"),
+            rejection_of(&slim, "refused"),
+        );
+        assert_eq!(
+            (a.message, a.position, a.raw),
+            (b.message, b.position, b.raw)
+        );
+        // Without its original bytes, a record is kept whole (a rejection encodes it).
+        let built = Record::new("FILE", "http://h/b").with("Title", "B");
+        assert_eq!(kept(&built), built);
     }
 
     #[test]
