@@ -5,7 +5,9 @@ A directory of Harvest dumps is mirrored into the store by three nightly runs
 (`soif run PIPELINE.toml` with `[state]`) that bring additions, changes and `@DELETE`
 envelopes; after each, the store's triples (queried with SPARQL) are the graph that
 `soif convert --to ntriples` gives for the records as they now stand, compared by
-rdflib's isomorphism, and every record is a named graph of its own. A stub in front of
+rdflib's isomorphism, and every record is a named graph of its own. A third-party
+OAI-PMH provider harvested into the store with `--state` stays in step the same way,
+its deleted records' graphs dropped. A stub in front of
 the store answers 503/429 with Retry-After first (the sink waits and sends again), and
 a run killed with SIGKILL mid-way, then run again, leaves the store as a clean run does
 with every record counted once."""
@@ -30,6 +32,7 @@ import rdflib
 import rdflib.compare
 from conftest import ROOT
 from conftest import soif_bin as given_soif_bin
+from test_oai_source import change, next_second, provider, run2, run3  # noqa: F401 (a fixture)
 
 NIGHTLY = ROOT / "examples" / "data" / "nightly"
 
@@ -319,6 +322,44 @@ def test_three_nightly_runs_mirror_the_dumps(store, tmp_path, mode):
     assert third == second - 2 - 8
     for r in gatherer:
         assert r["url"] not in store.graphs()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_oai_pmh_harvest_keeps_the_store_in_step(store, provider, tmp_path, mode):
+    """A third-party OAI-PMH provider (test_oai_source.py's) harvested into the store with
+    `--state`, three runs: items added, changed and deleted (a header that says `deleted`)
+    at the provider. After each run the store holds the triples of the provider's live
+    records, as `soif convert --to ntriples` writes them from a full harvest, one graph
+    each: a deleted record's graph is dropped."""
+    src = f"{provider['url']}?metadataPrefix=oai_dc"
+    mirror = ["convert", src, "--to", "sparql", "-o", store.update_url,
+              "--state", tmp_path / "sparql.state", "-q"]
+    if mode == "graph-store":
+        mirror += ["--graph-store", store.graph_store_url]
+
+    def in_step():
+        full = [json.loads(line) for line in soif("convert", src, "--to", "jsonl", "-q").stdout.splitlines()]
+        live = [r for r in full if r.get("action") != "delete"]
+        now = tmp_path / "live.jsonl"
+        now.write_text("".join(json.dumps(r) + "\n" for r in live))
+        want = rdflib.Graph().parse(data=soif("convert", now, "--to", "ntriples", "-q").stdout.decode(),
+                                    format="nt")
+        got = store.triples()
+        assert rdflib.compare.isomorphic(got, want), (len(got), len(want))
+        assert len(store.graphs()) == len(live)
+        return len(live)
+
+    next_second()
+    soif(*mirror)
+    assert in_step() == 10
+    change(provider["store"], run2)  # two added, one changed, two deleted
+    next_second()
+    soif(*mirror)
+    assert in_step() == 10
+    change(provider["store"], run3)  # one deleted, one deleted earlier back
+    next_second()
+    soif(*mirror)
+    assert in_step() == 10
 
 
 def test_busy_answers_are_retried_after_retry_after(store, tmp_path):
