@@ -206,6 +206,14 @@ def jsonl(path):
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
+def graph_of(records, tmp):
+    """The graph `soif convert --to ntriples` writes for these JSON Lines records."""
+    now = tmp / "current.jsonl"
+    now.write_text("".join(json.dumps(r) + "\n" for r in records))
+    nt = soif("convert", now, "--to", "ntriples", "-q").stdout
+    return rdflib.Graph().parse(data=nt.decode(), format="nt")
+
+
 def source_graph(dumps, tmp):
     """What the mirror must hold after the dumps, in order: each URL's latest record
     (a deleted one gone), as `soif convert --to ntriples` writes them."""
@@ -216,22 +224,24 @@ def source_graph(dumps, tmp):
                 current.pop(r["url"], None)
             else:
                 current[r["url"]] = r
-    now = tmp / "current.jsonl"
-    now.write_text("".join(json.dumps(r) + "\n" for r in current.values()))
-    nt = soif("convert", now, "--to", "ntriples", "-q").stdout
-    return rdflib.Graph().parse(data=nt.decode(), format="nt"), set(current)
+    return graph_of(current.values(), tmp), set(current)
 
 
-def assert_mirrors(store, dumps, tmp):
-    want, urls = source_graph(dumps, tmp)
+def assert_holds(store, want, records):
+    """The store holds the graph `want`, of that many records, each in a graph of its own."""
     got = store.triples()
     if not rdflib.compare.isomorphic(got, want):
         _, only_got, only_want = rdflib.compare.graph_diff(got, want)
         pytest.fail("store != source: %d triples only in the store, %d only in the source, e.g. %s / %s"
                     % (len(only_got), len(only_want), list(only_got)[:3], list(only_want)[:3]))
-    assert len(got) > len(urls) > 0
+    assert len(got) > records > 0
     # One named graph per record.
-    assert len(store.graphs()) == len(urls)
+    assert len(store.graphs()) == records
+
+
+def assert_mirrors(store, dumps, tmp):
+    want, urls = source_graph(dumps, tmp)
+    assert_holds(store, want, len(urls))
     return len(urls)
 
 
@@ -340,13 +350,7 @@ def test_an_oai_pmh_harvest_keeps_the_store_in_step(store, provider, tmp_path, m
     def in_step():
         full = [json.loads(line) for line in soif("convert", src, "--to", "jsonl", "-q").stdout.splitlines()]
         live = [r for r in full if r.get("action") != "delete"]
-        now = tmp_path / "live.jsonl"
-        now.write_text("".join(json.dumps(r) + "\n" for r in live))
-        want = rdflib.Graph().parse(data=soif("convert", now, "--to", "ntriples", "-q").stdout.decode(),
-                                    format="nt")
-        got = store.triples()
-        assert rdflib.compare.isomorphic(got, want), (len(got), len(want))
-        assert len(store.graphs()) == len(live)
+        assert_holds(store, graph_of(live, tmp_path), len(live))
         return len(live)
 
     next_second()
